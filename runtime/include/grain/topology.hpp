@@ -16,10 +16,10 @@ thread_mapping parse_thread_mapping(std::string_view name);
 std::string to_string(thread_mapping m);
 
 struct pu_info {
-  unsigned os_index;   // the OS processor number (what the kernel calls CPU n)
-  unsigned core;       // logical index of its core
-  unsigned numa;       // logical index of its NUMA node
-  unsigned package;    // logical index of its package (socket)
+  unsigned os_index;  // the OS processor number (what the kernel calls CPU n)
+  unsigned core;      // logical index of its core
+  unsigned numa;      // logical index of its NUMA node
+  unsigned package;   // logical index of its package (socket)
 };
 
 struct pool_request {
@@ -31,10 +31,11 @@ struct pool_request {
 struct placement {
   struct worker_slot {
     std::string pool;
-    unsigned pool_index;   // index of the worker inside its pool
-    unsigned pu;           // index into topology::pus()
+    unsigned pool_index;  // index of the worker inside its pool
+    unsigned pu;          // index into topology::pus()
   };
   std::vector<worker_slot> workers;
+  bool oversubscribed = false;  // more workers than PUs: some PUs carry several workers
 };
 
 class topology {
