@@ -16,7 +16,8 @@ struct runtime_hooks {
   // A task phase begins on `worker` (first run or resumption). `ts` is now_ns().
   void (*phase_begin)(unsigned worker, const task_info& t, std::uint64_t ts) = nullptr;
   // A task phase ends: suspended (terminated == false) or finished (terminated == true).
-  void (*phase_end)(unsigned worker, const task_info& t, bool terminated, std::uint64_t ts) = nullptr;
+  void (*phase_end)(unsigned worker, const task_info& t, bool terminated,
+                    std::uint64_t ts) = nullptr;
   // The worker starts / stops looking for work without finding any.
   void (*idle_begin)(unsigned worker, std::uint64_t ts) = nullptr;
   void (*idle_end)(unsigned worker, std::uint64_t ts) = nullptr;

@@ -21,12 +21,12 @@ enum class knob_type { integer, real, enumeration };
 
 // One decision: who changed which knob, from what to what, why, and on which evidence.
 struct decision_record {
-  std::uint64_t time_ns = 0;   // now_ns() when applied
-  std::string rule;            // policy rule, "cli" for --grain:knob, "api" by default
+  std::uint64_t time_ns = 0;  // now_ns() when applied
+  std::string rule;           // policy rule, "cli" for --grain:knob, "api" by default
   std::string knob;
   double old_value = 0;
   double new_value = 0;
-  double requested = 0;        // value asked for before clamping
+  double requested = 0;  // value asked for before clamping
   bool clamped = false;
   std::string reason;
   std::vector<std::pair<std::string, double>> trigger;  // counter values behind the decision
@@ -49,7 +49,9 @@ class knob {
   const std::vector<std::string>& enum_values() const noexcept { return enum_values_; }
 
   // The current value: one relaxed load. Enumerations read as their index.
-  double value() const noexcept { return std::bit_cast<double>(bits_.load(std::memory_order_relaxed)); }
+  double value() const noexcept {
+    return std::bit_cast<double>(bits_.load(std::memory_order_relaxed));
+  }
   std::int64_t int_value() const noexcept { return static_cast<std::int64_t>(value()); }
   std::string enum_name() const;  // for enumerations: the name of the current value
 
@@ -70,6 +72,11 @@ class knob {
   // Components that must react to a change (pool sizes) register here; called on the
   // thread that calls set(), after the value is stored.
   void on_change(std::function<void(double old_value, double new_value)> fn);
+  // Drop the change callbacks (a component that registered them is going away).
+  void clear_callbacks();
+  // A new runtime redefines a knob whose range depends on it (pool sizes): new range and
+  // default, value reset to the default without a decision record.
+  void reset_range(double min, double max, double def);
 
  private:
   friend class knob_registry;
@@ -98,7 +105,7 @@ class knob_registry {
   knob* find(std::string_view name) noexcept;
   // Like find, but throws std::out_of_range listing the known knobs.
   knob& at(std::string_view name);
-  std::vector<knob*> all();  // sorted by name
+  std::vector<knob*> all();   // sorted by name
   std::string names() const;  // comma-separated, sorted
 
   // Decision listeners see every record of every knob (log, summary, tracer, policy engine).

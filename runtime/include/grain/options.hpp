@@ -12,10 +12,10 @@
 namespace grain {
 
 struct option_spec {
-  std::string name;          // without the "--grain:" prefix, e.g. "threads"
-  std::string help;          // one line
-  bool takes_value = true;   // false: a flag (--grain:list-counters)
-  bool repeatable = false;   // --grain:policy=a.lua --grain:policy=b.lua
+  std::string name;         // without the "--grain:" prefix, e.g. "threads"
+  std::string help;         // one line
+  bool takes_value = true;  // false: a flag (--grain:list-counters)
+  bool repeatable = false;  // --grain:policy=a.lua --grain:policy=b.lua
   std::string value_hint = "VALUE";
 };
 

@@ -73,6 +73,8 @@ class runtime_core {
 
  private:
   void start(std::vector<std::unique_ptr<extension>> extensions);
+  std::unique_ptr<topology> topo_;
+  std::vector<pool_info> pool_infos_;
   std::unique_ptr<detail::scheduler> sched_;
   options opts_;
   std::vector<std::unique_ptr<extension>> extensions_;

@@ -15,7 +15,9 @@ namespace grain {
 
 struct stat_counter {
   std::atomic<std::uint64_t> v{0};
-  void add(std::uint64_t d) noexcept { v.store(v.load(std::memory_order_relaxed) + d, std::memory_order_relaxed); }
+  void add(std::uint64_t d) noexcept {
+    v.store(v.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
+  }
   void inc() noexcept { add(1); }
   void set(std::uint64_t x) noexcept { v.store(x, std::memory_order_relaxed); }
   std::uint64_t get() const noexcept { return v.load(std::memory_order_relaxed); }
@@ -39,9 +41,11 @@ struct alignas(64) worker_stats {
   stat_counter staged_wait_count;  // how many staged waits were measured
   stat_counter pending_wait_ns;    // Σ (resume - made ready) over resumed user threads
   stat_counter pending_wait_count;
-  stat_counter suspensions;        // user-thread suspensions on this worker
-  stat_counter stacks_allocated;   // stacks currently owned by this worker's stack pool
-  stat_counter sleeps;             // times the worker went to sleep
+  stat_counter suspensions;       // user-thread suspensions on this worker
+  stat_counter stacks_allocated;  // stacks currently owned by this worker's stack pool
+  stat_counter sleeps;            // times the worker went to sleep
+  stat_counter idle_since_ns;     // now_ns() when the current idle period began, 0 if busy;
+                                  // the sampler adds (now - idle_since) to func and idle
 };
 
 }  // namespace grain

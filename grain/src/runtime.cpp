@@ -1,0 +1,64 @@
+#include "grain/runtime.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "grain/async.hpp"
+
+#if __has_include("grain/instrumentation/extension.hpp")
+#include "grain/instrumentation/extension.hpp"
+#define GRAIN_HAS_INSTRUMENTATION 1
+#endif
+#if __has_include("grain/instrumentation/trace.hpp")
+#include "grain/instrumentation/trace.hpp"
+#define GRAIN_HAS_TRACE 1
+#endif
+#if __has_include("grain/policy/extension.hpp")
+#include "grain/policy/extension.hpp"
+#define GRAIN_HAS_POLICY 1
+#endif
+
+namespace grain {
+
+std::vector<std::unique_ptr<extension>> default_extensions() {
+  std::vector<std::unique_ptr<extension>> e;
+#ifdef GRAIN_HAS_INSTRUMENTATION
+  e.push_back(instrumentation::make_extension());
+#endif
+#ifdef GRAIN_HAS_TRACE
+  e.push_back(instrumentation::make_trace_extension());
+#endif
+#ifdef GRAIN_HAS_POLICY
+  e.push_back(policy::make_extension());
+#endif
+  return e;
+}
+
+runtime::runtime(int& argc, char** argv) {
+  try {
+    core_ = std::make_unique<runtime_core>(argc, argv, default_extensions());
+  } catch (const option_error& e) {
+    std::fprintf(stderr, "grain: error: %s\n", e.what());
+    std::exit(2);
+  } catch (const startup_exit& e) {
+    std::exit(e.code);
+  }
+}
+
+runtime::runtime(const std::vector<std::string>& args, bool use_environment)
+    : core_(std::make_unique<runtime_core>(args, default_extensions(), use_environment)) {}
+
+runtime::~runtime() = default;
+
+int init(std::function<int(int, char**)> fn, int& argc, char** argv) {
+  runtime rt(argc, argv);
+  int rc = grain::async([&] { return fn(argc, argv); }).get();
+  rt.stop();
+  return rc;
+}
+
+int init(std::function<int()> fn, int& argc, char** argv) {
+  return init([&](int, char**) { return fn(); }, argc, argv);
+}
+
+}  // namespace grain

@@ -1,0 +1,181 @@
+#pragma once
+// grain::async: start a task and get a future for its result. The task object and the
+// shared state of its future are one pooled block; spawning allocates nothing from the heap.
+#include <functional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "grain/future.hpp"
+#include "grain/launch.hpp"
+
+namespace grain {
+
+// A callable with a task name: tasks made from it appear as "task:<name>" in traces.
+// `name` must outlive the tasks (a string literal is the usual choice).
+template <class F>
+struct annotated_function {
+  const char* name;
+  F fn;
+  template <class... A>
+  decltype(auto) operator()(A&&... a) {
+    return std::invoke(fn, std::forward<A>(a)...);
+  }
+};
+
+template <class F>
+annotated_function<std::decay_t<F>> annotate(const char* name, F&& f) {
+  return {name, std::forward<F>(f)};
+}
+
+namespace detail {
+
+template <class F>
+struct task_name {
+  static const char* of(const F&) { return type_name_of<F>(); }
+};
+template <class F>
+struct task_name<annotated_function<F>> {
+  static const char* of(const annotated_function<F>& a) { return a.name; }
+};
+
+// f with its arguments decay-copied, invoked once with them as rvalues (like std::async).
+template <class F, class... Args>
+struct bound_call {
+  F f;
+  std::tuple<Args...> args;
+  decltype(auto) operator()() { return std::apply(std::move(f), std::move(args)); }
+};
+
+template <class R, class F>
+struct async_op final : shared_state<R>, task_base {
+  union {
+    F fn;
+  };
+  bool fn_alive = true;
+
+  explicit async_op(F&& f) : fn(std::move(f)) {}
+  ~async_op() {
+    if (fn_alive) fn.~F();
+  }
+
+  void invoke() {
+    invoke_into<R>(*this, fn);
+    fn.~F();  // captures go away as soon as the work is done, not when the future dies
+    fn_alive = false;
+  }
+  static void run_and_release(task_base* t) {
+    auto* self = static_cast<async_op*>(t);
+    self->invoke();
+    self->release();
+  }
+  static void run_deferred(task_base* t) { static_cast<async_op*>(t)->invoke(); }
+
+  static async_op* create(F&& f, const executor& ex, const char* name, bool deferred) {
+    auto* op = ::new (allocate_for<async_op>()) async_op(std::move(f));
+    op->refs_.store(deferred ? 1 : 2, std::memory_order_relaxed);
+    op->destroy_fn = [](state_base* b) noexcept {
+      auto* self = static_cast<async_op*>(static_cast<shared_state<R>*>(b));
+      self->~async_op();
+      deallocate_for<async_op>(self);
+    };
+    op->info.guid = next_guid();
+    op->info.parent_guid = current_guid();
+    op->info.name = name;
+    op->prio = ex.prio;
+    op->pool = ex.pool;
+    if (deferred) {
+      op->run_fn = &run_deferred;
+      op->deferred_fn = [](state_base* b) {
+        run_inline(static_cast<async_op*>(static_cast<shared_state<R>*>(b)));
+      };
+    } else {
+      op->run_fn = &run_and_release;
+      op->producer = op;
+    }
+    return op;
+  }
+};
+
+// The adaptive policy's decision (issue: adaptive inlining); false: spawn.
+bool adaptive_should_inline(const char* kind) noexcept;
+
+template <class R, class F>
+future<R> launch_task(launch policy, const executor& ex, const char* name, F&& f) {
+  using op_t = async_op<R, std::decay_t<F>>;
+  const bool running = runtime_running();
+  if (policy == launch::deferred || (!running && any(policy & launch::deferred))) {
+    return future_access::adopt<R>(op_t::create(std::forward<F>(f), ex, name, true));
+  }
+  if (!running) {
+    if (any(policy & launch::sync)) {
+      op_t* op = op_t::create(std::forward<F>(f), ex, name, false);
+      op->producer = nullptr;
+      run_inline(op);
+      return future_access::adopt<R>(op);
+    }
+    throw_no_runtime();
+  }
+  op_t* op = op_t::create(std::forward<F>(f), ex, name, false);
+  if (any(policy & launch::sync) ||
+      (any(policy & launch::adaptive) && ex.pool < 0 && adaptive_should_inline(name))) {
+    op->producer = nullptr;
+    run_inline(op);
+  } else if (any(policy & launch::fork) && ex.pool < 0) {
+    op->producer = nullptr;
+    fork_run(op);
+  } else {
+    spawn(op);
+  }
+  return future_access::adopt<R>(op);
+}
+
+template <class F, class... A>
+auto make_call(F&& f, A&&... a) {
+  if constexpr (sizeof...(A) == 0) {
+    return std::decay_t<F>(std::forward<F>(f));
+  } else {
+    return bound_call<std::decay_t<F>, std::decay_t<A>...>{std::forward<F>(f),
+                                                           {std::forward<A>(a)...}};
+  }
+}
+
+}  // namespace detail
+
+template <class F, class... A>
+requires std::is_invocable_v<std::decay_t<F>, std::decay_t<A>...>
+auto async(launch policy, const executor& ex, F&& f, A&&... a)
+    -> future<std::invoke_result_t<std::decay_t<F>, std::decay_t<A>...>> {
+  using R = std::invoke_result_t<std::decay_t<F>, std::decay_t<A>...>;
+  const char* name = detail::task_name<std::decay_t<F>>::of(f);
+  return detail::launch_task<R>(policy, ex, name,
+                                detail::make_call(std::forward<F>(f), std::forward<A>(a)...));
+}
+
+template <class F, class... A>
+requires std::is_invocable_v<std::decay_t<F>, std::decay_t<A>...>
+auto async(launch policy, F&& f, A&&... a) {
+  return grain::async(policy, executor{}, std::forward<F>(f), std::forward<A>(a)...);
+}
+
+template <class F, class... A>
+requires std::is_invocable_v<std::decay_t<F>, std::decay_t<A>...>
+auto async(const executor& ex, F&& f, A&&... a) {
+  return grain::async(detail::default_policy(), ex, std::forward<F>(f), std::forward<A>(a)...);
+}
+
+template <class F, class... A>
+requires std::is_invocable_v<std::decay_t<F>, std::decay_t<A>...>
+auto async(F&& f, A&&... a) {
+  return grain::async(detail::default_policy(), executor{}, std::forward<F>(f),
+                      std::forward<A>(a)...);
+}
+
+// Fire and forget: run f as a task; its result is discarded (exceptions are logged).
+template <class F, class... A>
+requires std::is_invocable_v<std::decay_t<F>, std::decay_t<A>...>
+void post(const executor& ex, F&& f, A&&... a) {
+  (void)grain::async(launch::async, ex, std::forward<F>(f), std::forward<A>(a)...);
+}
+
+}  // namespace grain

@@ -1,0 +1,171 @@
+#pragma once
+// The shared state behind future/promise: readiness, value or exception, the waiters, and a
+// reference count (future, shared_future copies, the producing task, continuations).
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#include "grain/detail/small_allocator.hpp"
+#include "grain/detail/task.hpp"
+#include "grain/detail/waiter.hpp"
+
+namespace grain::detail {
+
+class state_base {
+ public:
+  state_base() = default;
+  state_base(const state_base&) = delete;
+  state_base& operator=(const state_base&) = delete;
+
+  bool is_ready() const noexcept { return ready_.load(std::memory_order_acquire); }
+
+  // Register `w`; false if the state is already ready (then w is not registered).
+  bool add_waiter(waiter* w) noexcept {
+    lock_.lock();
+    if (ready_.load(std::memory_order_relaxed)) {
+      lock_.unlock();
+      return false;
+    }
+    waiters_.push(w);
+    lock_.unlock();
+    return true;
+  }
+  // True if `w` was still registered (and is now removed).
+  bool remove_waiter(waiter* w) noexcept {
+    lock_.lock();
+    bool removed = waiters_.remove(w);
+    lock_.unlock();
+    return removed;
+  }
+
+  void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_fn(this);
+  }
+
+  // Block (suspend the user thread / the OS thread) until ready. Runs a deferred function or
+  // the still-queued producing task inline when it can.
+  void wait();
+  // False on timeout.
+  bool wait_until(std::uint64_t deadline_ns);
+
+  std::exception_ptr error;
+  void (*destroy_fn)(state_base*) noexcept = nullptr;
+  void (*deferred_fn)(state_base*) = nullptr;  // launch::deferred: runs on first wait
+  task_base* producer = nullptr;               // the queued task computing this value, if any
+  std::atomic<bool> claimed{false};            // deferred: started; promise: satisfied
+  std::atomic<std::uint32_t> refs_{1};
+
+ protected:
+  void mark_ready() noexcept {
+    lock_.lock();
+    ready_.store(true, std::memory_order_release);
+    waiter* w = waiters_.take_all();
+    lock_.unlock();
+    while (w) {
+      waiter* next = w->next;  // read before notify: the node may die once notified
+      w->notify();
+      w = next;
+    }
+  }
+
+ private:
+  std::atomic<bool> ready_{false};
+  spinlock lock_;
+  waiter_queue waiters_;
+};
+
+template <class R>
+class shared_state : public state_base {
+ public:
+  ~shared_state() {
+    if (has_value_) value_ptr()->~R();
+  }
+  template <class... A>
+  void set_value(A&&... a) {
+    ::new (static_cast<void*>(&storage_)) R(std::forward<A>(a)...);
+    has_value_ = true;
+    mark_ready();
+  }
+  void set_exception(std::exception_ptr e) {
+    error = std::move(e);
+    mark_ready();
+  }
+  R& value() {
+    if (error) std::rethrow_exception(error);
+    return *value_ptr();
+  }
+
+ private:
+  R* value_ptr() noexcept { return std::launder(reinterpret_cast<R*>(&storage_)); }
+  alignas(R) unsigned char storage_[sizeof(R)];
+  bool has_value_ = false;
+};
+
+template <class R>
+class shared_state<R&> : public state_base {
+ public:
+  void set_value(R& r) {
+    ptr_ = &r;
+    mark_ready();
+  }
+  void set_exception(std::exception_ptr e) {
+    error = std::move(e);
+    mark_ready();
+  }
+  R& value() {
+    if (error) std::rethrow_exception(error);
+    return *ptr_;
+  }
+
+ private:
+  R* ptr_ = nullptr;
+};
+
+template <>
+class shared_state<void> : public state_base {
+ public:
+  void set_value() { mark_ready(); }
+  void set_exception(std::exception_ptr e) {
+    error = std::move(e);
+    mark_ready();
+  }
+  void value() {
+    if (error) std::rethrow_exception(error);
+  }
+};
+
+// A heap/pool-allocated standalone state (promise, make_ready_future, when_all, ...).
+template <class R>
+struct plain_state final : shared_state<R> {
+  static plain_state* create() {
+    void* mem = allocate_for<plain_state>();
+    auto* s = ::new (mem) plain_state();
+    s->destroy_fn = [](state_base* b) noexcept {
+      auto* self = static_cast<plain_state*>(b);
+      self->~plain_state();
+      deallocate_for<plain_state>(self);
+    };
+    return s;
+  }
+};
+
+// Invoke f() and publish its result (or exception) into `s`.
+template <class R, class F>
+inline void invoke_into(shared_state<R>& s, F& f) {
+  try {
+    if constexpr (std::is_void_v<R>) {
+      f();
+      s.set_value();
+    } else {
+      s.set_value(f());
+    }
+  } catch (...) {
+    s.set_exception(std::current_exception());
+  }
+}
+
+}  // namespace grain::detail

@@ -1,0 +1,48 @@
+#pragma once
+// A task as the scheduler sees it: a type-erased run function plus identity (GUID, parent,
+// name), priority and pool. Task objects live inside pooled blocks together with the shared
+// state of their future (see async.hpp), so spawning allocates nothing from the heap.
+#include <cxxabi.h>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <typeinfo>
+
+#include "grain/detail/config.hpp"
+#include "grain/hooks.hpp"
+
+namespace grain {
+
+enum class priority : std::uint8_t { high = 0, normal = 1, low = 2 };
+
+namespace detail {
+
+struct task_base {
+  void (*run_fn)(task_base*) = nullptr;  // runs the callable, publishes the result, releases
+  task_info info{};
+  std::uint64_t created_ns = 0;  // set for a sample of tasks (staged wait time)
+  priority prio = priority::normal;
+  std::int16_t pool = -1;  // -1: the spawning worker's pool (or "default")
+  void run() { run_fn(this); }
+};
+
+// Scheduler entry points (runtime/src/scheduler.cpp).
+void spawn(task_base* t);           // queue a staged task
+bool try_run_inline(task_base* t);  // if t is still in this worker's queue: run it now
+void run_inline(task_base* t);      // run t now on this stack (sync, adaptive, deferred)
+void fork_run(task_base* t);        // run t now; the caller's continuation is stealable
+std::uint64_t next_guid() noexcept;
+std::uint64_t current_guid() noexcept;  // GUID of the running task, 0 outside tasks
+bool runtime_running() noexcept;
+[[noreturn]] void throw_no_runtime();
+
+// "main::{lambda()#1}" for lambdas, the demangled type otherwise; computed once per type.
+std::string demangle(const char* mangled);
+template <class F>
+const char* type_name_of() {
+  static const std::string name = demangle(typeid(F).name());
+  return name.c_str();
+}
+
+}  // namespace detail
+}  // namespace grain

@@ -1,0 +1,114 @@
+#pragma once
+// The one blocking primitive every waiting construct (futures, LCOs, sleep) is built on:
+// park the calling user thread — or block the calling OS thread when it is not a worker —
+// until something notifies the waiter node it registered.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace grain::detail {
+
+struct waiter {
+  waiter* next = nullptr;
+  void (*notify_fn)(waiter*) noexcept = nullptr;
+  void notify() noexcept { notify_fn(this); }
+};
+
+// park(enqueue): `enqueue(waiter*)` runs once the caller is off the CPU (a user thread has been
+// switched out; an OS thread is about to block). It registers the node somewhere (a queue under
+// its own lock) and returns true, or returns false when the awaited condition already holds,
+// in which case the caller continues immediately. The node is valid until notified.
+using enqueue_fn = bool (*)(void* ctx, waiter* node) noexcept;
+using dequeue_fn = bool (*)(void* ctx, waiter* node) noexcept;
+
+void park(enqueue_fn enqueue, void* ctx);
+
+// As park, but gives up at `deadline_ns` (grain::now_ns clock): then `dequeue(node)` is
+// called; it returns true if it removed the node (timed out), false if a notification is
+// already on its way (then park_until waits for it). Returns true when notified.
+bool park_until(enqueue_fn enqueue, dequeue_fn dequeue, void* ctx, std::uint64_t deadline_ns);
+
+template <class Enqueue>
+inline void park(Enqueue& e) {
+  park([](void* c, waiter* n) noexcept -> bool { return (*static_cast<Enqueue*>(c))(n); }, &e);
+}
+
+template <class Enqueue, class Dequeue>
+inline bool park_until(Enqueue& e, Dequeue& d, std::uint64_t deadline_ns) {
+  struct both {
+    Enqueue& e;
+    Dequeue& d;
+  } b{e, d};
+  return park_until([](void* c, waiter* n) noexcept -> bool { return static_cast<both*>(c)->e(n); },
+                    [](void* c, waiter* n) noexcept -> bool { return static_cast<both*>(c)->d(n); },
+                    &b, deadline_ns);
+}
+
+std::uint64_t deadline_from(std::chrono::steady_clock::time_point tp) noexcept;
+
+template <class Clock, class Duration>
+std::uint64_t to_deadline(const std::chrono::time_point<Clock, Duration>& tp) noexcept {
+  // Convert any clock's time point to our monotonic ns clock through "time from now".
+  auto rel = tp - Clock::now();
+  return deadline_from(std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(rel));
+}
+
+// A tiny test-and-test-and-set lock guarding waiter lists (held for a few instructions).
+class spinlock {
+ public:
+  void lock() noexcept {
+    while (flag_.exchange(true, std::memory_order_acquire)) {
+      while (flag_.load(std::memory_order_relaxed)) __builtin_ia32_pause();
+    }
+  }
+  bool try_lock() noexcept { return !flag_.exchange(true, std::memory_order_acquire); }
+  void unlock() noexcept { flag_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> flag_{false};
+};
+
+// An intrusive FIFO of waiters, protected by the owner's spinlock.
+struct waiter_queue {
+  waiter* head = nullptr;
+  waiter* tail = nullptr;
+  bool empty() const noexcept { return head == nullptr; }
+  void push(waiter* w) noexcept {
+    w->next = nullptr;
+    if (tail)
+      tail->next = w;
+    else
+      head = w;
+    tail = w;
+  }
+  waiter* pop() noexcept {
+    waiter* w = head;
+    if (w) {
+      head = w->next;
+      if (!head) tail = nullptr;
+    }
+    return w;
+  }
+  bool remove(waiter* w) noexcept {
+    waiter* prev = nullptr;
+    for (waiter* c = head; c; prev = c, c = c->next) {
+      if (c == w) {
+        if (prev)
+          prev->next = c->next;
+        else
+          head = c->next;
+        if (tail == c) tail = prev;
+        return true;
+      }
+    }
+    return false;
+  }
+  waiter* take_all() noexcept {
+    waiter* h = head;
+    head = tail = nullptr;
+    return h;
+  }
+};
+
+}  // namespace grain::detail

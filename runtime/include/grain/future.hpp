@@ -1,0 +1,430 @@
+#pragma once
+// future, shared_future, promise, packaged_task, make_ready_future: shaped like the standard
+// ones, so code written for std::future compiles with grain:: instead. Waiting inside a task
+// suspends the user thread, never the worker; waiting on a plain OS thread blocks it.
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <future>
+#include <memory>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "grain/detail/shared_state.hpp"
+#include "grain/detail/waiter.hpp"
+#include "grain/launch.hpp"
+
+namespace grain {
+
+using future_error = std::future_error;
+using future_errc = std::future_errc;
+using future_status = std::future_status;
+
+template <class R>
+class future;
+template <class R>
+class shared_future;
+
+template <class T>
+struct is_future : std::false_type {};
+template <class T>
+struct is_future<future<T>> : std::true_type {};
+template <class T>
+struct is_future<shared_future<T>> : std::true_type {};
+template <class T>
+inline constexpr bool is_future_v = is_future<std::decay_t<T>>::value;
+
+namespace detail {
+
+struct future_access {
+  template <class F>
+  static auto* state(const F& f) noexcept {
+    return f.state_;
+  }
+  template <class R>
+  static future<R> adopt(shared_state<R>* s) noexcept {
+    return future<R>(s);
+  }
+};
+
+[[noreturn]] inline void throw_future_error(future_errc e) {
+  throw future_error(e);
+}
+
+template <class Rep, class Period>
+std::uint64_t deadline_after(const std::chrono::duration<Rep, Period>& d) {
+  return deadline_from(std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(d));
+}
+
+inline future_status wait_status(state_base* s, std::uint64_t deadline) {
+  if (!s) throw_future_error(future_errc::no_state);
+  if (s->deferred_fn && !s->claimed.load(std::memory_order_acquire) && !s->is_ready())
+    return future_status::deferred;
+  return s->wait_until(deadline) ? future_status::ready : future_status::timeout;
+}
+
+// A continuation (then): a task that runs f(argument future) when the argument is ready.
+template <class R, class F, class Arg>
+struct continuation final : shared_state<R>, task_base, waiter {
+  F fn;
+  Arg arg;
+  continuation(F&& f, Arg&& a) : fn(std::move(f)), arg(std::move(a)) {}
+
+  static void run(task_base* t) {
+    auto* self = static_cast<continuation*>(t);
+    auto call = [self]() -> R { return std::invoke(std::move(self->fn), std::move(self->arg)); };
+    invoke_into<R>(*self, call);
+    self->release();
+  }
+  static void notified(waiter* w) noexcept {
+    auto* self = static_cast<continuation*>(w);
+    if (runtime_running())
+      spawn(self);
+    else
+      run_inline(self);
+  }
+};
+
+void attach_continuation(state_base* parent, task_base* t, waiter* w);
+
+template <class R, class F, class Arg>
+future<R> then_impl(Arg&& arg, F&& f, const executor& ex) {
+  using C = continuation<R, std::decay_t<F>, std::decay_t<Arg>>;
+  state_base* parent = future_access::state(arg);
+  if (!parent) throw_future_error(future_errc::no_state);
+  auto* c = ::new (allocate_for<C>()) C(std::forward<F>(f), std::forward<Arg>(arg));
+  c->refs_.store(2, std::memory_order_relaxed);  // the returned future + the execution
+  c->destroy_fn = [](state_base* b) noexcept {
+    auto* self = static_cast<C*>(static_cast<shared_state<R>*>(b));
+    self->~C();
+    deallocate_for<C>(self);
+  };
+  c->run_fn = &C::run;
+  c->notify_fn = &C::notified;
+  c->info.guid = next_guid();
+  c->info.parent_guid = current_guid();
+  c->info.name = type_name_of<std::decay_t<F>>();
+  c->prio = ex.prio;
+  c->pool = ex.pool;
+  attach_continuation(parent, c, c);
+  return future_access::adopt<R>(c);
+}
+
+}  // namespace detail
+
+template <class R>
+class future {
+ public:
+  using value_type = R;
+
+  future() noexcept = default;
+  future(future&& o) noexcept : state_(std::exchange(o.state_, nullptr)) {}
+  future& operator=(future&& o) noexcept {
+    if (this != &o) {
+      reset();
+      state_ = std::exchange(o.state_, nullptr);
+    }
+    return *this;
+  }
+  future(const future&) = delete;
+  future& operator=(const future&) = delete;
+  ~future() { reset(); }
+
+  bool valid() const noexcept { return state_ != nullptr; }
+  bool is_ready() const noexcept { return state_ && state_->is_ready(); }
+  bool has_value() const noexcept { return is_ready() && !state_->error; }
+  bool has_exception() const noexcept { return is_ready() && state_->error; }
+
+  R get() {
+    if (!state_) detail::throw_future_error(future_errc::no_state);
+    detail::shared_state<R>* s = std::exchange(state_, nullptr);
+    struct releaser {
+      detail::shared_state<R>* s;
+      ~releaser() { s->release(); }
+    } guard{s};
+    s->wait();
+    if constexpr (std::is_void_v<R>) {
+      s->value();
+    } else if constexpr (std::is_reference_v<R>) {
+      return s->value();
+    } else {
+      return std::move(s->value());
+    }
+  }
+
+  void wait() const {
+    if (!state_) detail::throw_future_error(future_errc::no_state);
+    state_->wait();
+  }
+  template <class Rep, class Period>
+  future_status wait_for(const std::chrono::duration<Rep, Period>& d) const {
+    return detail::wait_status(state_, detail::deadline_after(d));
+  }
+  template <class Clock, class Duration>
+  future_status wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
+    return detail::wait_status(state_, detail::to_deadline(tp));
+  }
+
+  shared_future<R> share() noexcept;
+
+  // f(future<R>) runs as a new task once this future is ready; this future becomes invalid.
+  template <class F>
+  auto then(F&& f) -> future<std::invoke_result_t<std::decay_t<F>, future<R>>> {
+    return then(executor{}, std::forward<F>(f));
+  }
+  template <class F>
+  auto then(const executor& ex, F&& f) -> future<std::invoke_result_t<std::decay_t<F>, future<R>>> {
+    using R2 = std::invoke_result_t<std::decay_t<F>, future<R>>;
+    return detail::then_impl<R2>(std::move(*this), std::forward<F>(f), ex);
+  }
+
+ private:
+  friend struct detail::future_access;
+  explicit future(detail::shared_state<R>* s) noexcept : state_(s) {}
+  void reset() noexcept {
+    if (state_) std::exchange(state_, nullptr)->release();
+  }
+  detail::shared_state<R>* state_ = nullptr;
+};
+
+template <class R>
+class shared_future {
+ public:
+  using value_type = R;
+
+  shared_future() noexcept = default;
+  shared_future(future<R>&& f) noexcept  // NOLINT(google-explicit-constructor)
+      : state_(detail::future_access::state(f)) {
+    if (state_) {
+      state_->add_ref();
+      f = future<R>();
+    }
+  }
+  shared_future(const shared_future& o) noexcept : state_(o.state_) {
+    if (state_) state_->add_ref();
+  }
+  shared_future(shared_future&& o) noexcept : state_(std::exchange(o.state_, nullptr)) {}
+  shared_future& operator=(const shared_future& o) noexcept {
+    if (o.state_) o.state_->add_ref();
+    reset();
+    state_ = o.state_;
+    return *this;
+  }
+  shared_future& operator=(shared_future&& o) noexcept {
+    if (this != &o) {
+      reset();
+      state_ = std::exchange(o.state_, nullptr);
+    }
+    return *this;
+  }
+  ~shared_future() { reset(); }
+
+  bool valid() const noexcept { return state_ != nullptr; }
+  bool is_ready() const noexcept { return state_ && state_->is_ready(); }
+  bool has_value() const noexcept { return is_ready() && !state_->error; }
+  bool has_exception() const noexcept { return is_ready() && state_->error; }
+
+  decltype(auto) get() const {
+    if (!state_) detail::throw_future_error(future_errc::no_state);
+    state_->wait();
+    if constexpr (std::is_void_v<R>) {
+      state_->value();
+    } else if constexpr (std::is_reference_v<R>) {
+      return static_cast<R>(state_->value());
+    } else {
+      return static_cast<const R&>(state_->value());
+    }
+  }
+  void wait() const {
+    if (!state_) detail::throw_future_error(future_errc::no_state);
+    state_->wait();
+  }
+  template <class Rep, class Period>
+  future_status wait_for(const std::chrono::duration<Rep, Period>& d) const {
+    return detail::wait_status(state_, detail::deadline_after(d));
+  }
+  template <class Clock, class Duration>
+  future_status wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
+    return detail::wait_status(state_, detail::to_deadline(tp));
+  }
+
+  template <class F>
+  auto then(F&& f) const -> future<std::invoke_result_t<std::decay_t<F>, shared_future<R>>> {
+    return then(executor{}, std::forward<F>(f));
+  }
+  template <class F>
+  auto then(const executor& ex, F&& f) const
+      -> future<std::invoke_result_t<std::decay_t<F>, shared_future<R>>> {
+    using R2 = std::invoke_result_t<std::decay_t<F>, shared_future<R>>;
+    return detail::then_impl<R2>(shared_future(*this), std::forward<F>(f), ex);
+  }
+
+ private:
+  friend struct detail::future_access;
+  void reset() noexcept {
+    if (state_) std::exchange(state_, nullptr)->release();
+  }
+  detail::shared_state<R>* state_ = nullptr;
+};
+
+template <class R>
+shared_future<R> future<R>::share() noexcept {
+  return shared_future<R>(std::move(*this));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+template <class R>
+class promise {
+ public:
+  promise() : state_(detail::plain_state<R>::create()) {}
+  promise(promise&& o) noexcept
+      : state_(std::exchange(o.state_, nullptr)), retrieved_(o.retrieved_) {}
+  promise& operator=(promise&& o) noexcept {
+    if (this != &o) {
+      abandon();
+      state_ = std::exchange(o.state_, nullptr);
+      retrieved_ = o.retrieved_;
+    }
+    return *this;
+  }
+  promise(const promise&) = delete;
+  promise& operator=(const promise&) = delete;
+  ~promise() { abandon(); }
+
+  void swap(promise& o) noexcept {
+    std::swap(state_, o.state_);
+    std::swap(retrieved_, o.retrieved_);
+  }
+
+  future<R> get_future() {
+    if (!state_) detail::throw_future_error(future_errc::no_state);
+    if (retrieved_) detail::throw_future_error(future_errc::future_already_retrieved);
+    retrieved_ = true;
+    state_->add_ref();
+    return detail::future_access::adopt<R>(state_);
+  }
+
+  template <class... A>
+  void set_value(A&&... a) {
+    claim();
+    state_->set_value(std::forward<A>(a)...);
+  }
+  void set_exception(std::exception_ptr e) {
+    claim();
+    state_->set_exception(std::move(e));
+  }
+
+ private:
+  void claim() {
+    if (!state_) detail::throw_future_error(future_errc::no_state);
+    if (state_->claimed.exchange(true, std::memory_order_acq_rel))
+      detail::throw_future_error(future_errc::promise_already_satisfied);
+  }
+  void abandon() noexcept {
+    if (!state_) return;
+    if (!state_->claimed.exchange(true, std::memory_order_acq_rel))
+      state_->set_exception(std::make_exception_ptr(future_error(future_errc::broken_promise)));
+    std::exchange(state_, nullptr)->release();
+  }
+  detail::plain_state<R>* state_ = nullptr;
+  bool retrieved_ = false;
+};
+
+template <class R>
+void swap(promise<R>& a, promise<R>& b) noexcept {
+  a.swap(b);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+template <class Signature>
+class packaged_task;
+
+template <class R, class... Args>
+class packaged_task<R(Args...)> {
+  struct callable {
+    virtual ~callable() = default;
+    virtual R call(Args&&... a) = 0;
+  };
+  template <class F>
+  struct holder final : callable {
+    F f;
+    explicit holder(F&& x) : f(std::move(x)) {}
+    R call(Args&&... a) override { return std::invoke(f, std::forward<Args>(a)...); }
+  };
+
+ public:
+  packaged_task() noexcept = default;
+  template <class F>
+  requires(!std::is_same_v<std::decay_t<F>, packaged_task> &&
+           std::is_invocable_r_v<R, std::decay_t<F>&, Args...>) explicit packaged_task(F&& f)
+      : fn_(std::make_unique<holder<std::decay_t<F>>>(std::decay_t<F>(std::forward<F>(f)))) {}
+  packaged_task(packaged_task&&) noexcept = default;
+  packaged_task& operator=(packaged_task&&) noexcept = default;
+  packaged_task(const packaged_task&) = delete;
+  packaged_task& operator=(const packaged_task&) = delete;
+
+  bool valid() const noexcept { return fn_ != nullptr; }
+  void swap(packaged_task& o) noexcept {
+    std::swap(fn_, o.fn_);
+    std::swap(promise_, o.promise_);
+  }
+  future<R> get_future() {
+    if (!fn_) detail::throw_future_error(future_errc::no_state);
+    return promise_.get_future();
+  }
+  void operator()(Args... a) {
+    if (!fn_) detail::throw_future_error(future_errc::no_state);
+    try {
+      if constexpr (std::is_void_v<R>) {
+        fn_->call(std::forward<Args>(a)...);
+        promise_.set_value();
+      } else {
+        promise_.set_value(fn_->call(std::forward<Args>(a)...));
+      }
+    } catch (const future_error&) {
+      throw;  // already satisfied
+    } catch (...) {
+      promise_.set_exception(std::current_exception());
+    }
+  }
+  void reset() {
+    if (!fn_) detail::throw_future_error(future_errc::no_state);
+    promise_ = grain::promise<R>();
+  }
+
+ private:
+  std::unique_ptr<callable> fn_;
+  grain::promise<R> promise_;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+template <class T>
+future<std::decay_t<T>> make_ready_future(T&& v) {
+  using R = std::decay_t<T>;
+  auto* s = detail::plain_state<R>::create();
+  s->claimed.store(true, std::memory_order_relaxed);
+  s->set_value(std::forward<T>(v));
+  return detail::future_access::adopt<R>(s);
+}
+
+inline future<void> make_ready_future() {
+  auto* s = detail::plain_state<void>::create();
+  s->claimed.store(true, std::memory_order_relaxed);
+  s->set_value();
+  return detail::future_access::adopt<void>(s);
+}
+
+template <class T>
+future<T> make_exceptional_future(std::exception_ptr e) {
+  auto* s = detail::plain_state<T>::create();
+  s->claimed.store(true, std::memory_order_relaxed);
+  s->set_exception(std::move(e));
+  return detail::future_access::adopt<T>(s);
+}
+
+}  // namespace grain

@@ -1,0 +1,44 @@
+#pragma once
+// Launch policies and executors: where and how a task runs.
+#include <cstdint>
+#include <string_view>
+
+#include "grain/detail/task.hpp"
+
+namespace grain {
+
+// async: a new task; deferred: runs in the first thread that waits; sync: runs now, inline;
+// fork: the child runs now and the parent's continuation becomes stealable; adaptive: inline
+// when this kind of task is predicted to be shorter than inline.lambda x t_o, else async.
+// async | deferred: async while a runtime runs, deferred otherwise.
+enum class launch : unsigned { async = 1, deferred = 2, sync = 4, fork = 8, adaptive = 16 };
+
+constexpr launch operator|(launch a, launch b) noexcept {
+  return static_cast<launch>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
+}
+constexpr launch operator&(launch a, launch b) noexcept {
+  return static_cast<launch>(static_cast<unsigned>(a) & static_cast<unsigned>(b));
+}
+constexpr bool any(launch a) noexcept {
+  return static_cast<unsigned>(a) != 0;
+}
+
+// An executor names a pool and a priority. The default executor means "the pool of the
+// calling worker" (the default pool when called from outside the runtime).
+struct executor {
+  std::int16_t pool = -1;
+  priority prio = priority::normal;
+
+  constexpr executor() = default;
+  constexpr executor(priority p) : prio(p) {}  // NOLINT(google-explicit-constructor)
+  // Resolves the pool by name in the running runtime; throws std::invalid_argument naming the
+  // pools when there is no such pool.
+  explicit executor(std::string_view pool_name, priority p = priority::normal);
+};
+
+namespace detail {
+launch default_policy() noexcept;
+void set_default_policy(launch l) noexcept;
+}  // namespace detail
+
+}  // namespace grain

@@ -1,0 +1,110 @@
+#pragma once
+// grain::condition_variable (with std::unique_lock<grain::mutex>) and condition_variable_any
+// (any BasicLockable). Waiting suspends the user thread.
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "grain/detail/waiter.hpp"
+#include "grain/lcos/mutex.hpp"
+
+namespace grain {
+
+using cv_status = std::cv_status;
+
+class condition_variable_any {
+ public:
+  condition_variable_any() = default;
+  condition_variable_any(const condition_variable_any&) = delete;
+  condition_variable_any& operator=(const condition_variable_any&) = delete;
+
+  void notify_one() noexcept {
+    lk_.lock();
+    detail::waiter* w = q_.pop();
+    lk_.unlock();
+    if (w) w->notify();
+  }
+  void notify_all() noexcept {
+    lk_.lock();
+    detail::waiter* w = q_.take_all();
+    lk_.unlock();
+    while (w) {
+      detail::waiter* next = w->next;
+      w->notify();
+      w = next;
+    }
+  }
+
+  template <class Lock>
+  void wait(Lock& lock) {
+    enqueue<Lock> e{this, &lock};
+    detail::park(e);
+    lock.lock();
+  }
+  template <class Lock, class Pred>
+  void wait(Lock& lock, Pred pred) {
+    while (!pred()) wait(lock);
+  }
+
+  template <class Lock, class Clock, class Duration>
+  cv_status wait_until(Lock& lock, const std::chrono::time_point<Clock, Duration>& tp) {
+    enqueue<Lock> e{this, &lock};
+    dequeue d{this};
+    bool notified = detail::park_until(e, d, detail::to_deadline(tp));
+    lock.lock();
+    return notified ? cv_status::no_timeout : cv_status::timeout;
+  }
+  template <class Lock, class Clock, class Duration, class Pred>
+  bool wait_until(Lock& lock, const std::chrono::time_point<Clock, Duration>& tp, Pred pred) {
+    while (!pred())
+      if (wait_until(lock, tp) == cv_status::timeout) return pred();
+    return true;
+  }
+  template <class Lock, class Rep, class Period>
+  cv_status wait_for(Lock& lock, const std::chrono::duration<Rep, Period>& d) {
+    return wait_until(lock, std::chrono::steady_clock::now() + d);
+  }
+  template <class Lock, class Rep, class Period, class Pred>
+  bool wait_for(Lock& lock, const std::chrono::duration<Rep, Period>& d, Pred pred) {
+    return wait_until(lock, std::chrono::steady_clock::now() + d, std::move(pred));
+  }
+
+ private:
+  // Queue first, then release the user's lock: a notifier holding that lock cannot miss us.
+  template <class Lock>
+  struct enqueue {
+    condition_variable_any* cv;
+    Lock* lock;
+    bool operator()(detail::waiter* w) noexcept {
+      cv->lk_.lock();
+      cv->q_.push(w);
+      cv->lk_.unlock();
+      lock->unlock();
+      return true;
+    }
+  };
+  struct dequeue {
+    condition_variable_any* cv;
+    bool operator()(detail::waiter* w) noexcept {
+      cv->lk_.lock();
+      bool removed = cv->q_.remove(w);
+      cv->lk_.unlock();
+      return removed;
+    }
+  };
+  detail::spinlock lk_;
+  detail::waiter_queue q_;
+};
+
+class condition_variable : public condition_variable_any {
+ public:
+  void wait(std::unique_lock<mutex>& lock) { condition_variable_any::wait(lock); }
+  template <class Pred>
+  void wait(std::unique_lock<mutex>& lock, Pred pred) {
+    condition_variable_any::wait(lock, std::move(pred));
+  }
+  using condition_variable_any::wait_for;
+  using condition_variable_any::wait_until;
+};
+
+}  // namespace grain

@@ -1,0 +1,81 @@
+// Out-of-line parts of futures, launch policies and executors.
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+#include "grain/async.hpp"
+#include "grain/runtime_core.hpp"
+
+namespace grain {
+
+namespace detail {
+
+namespace {
+std::atomic<unsigned> g_default_policy{static_cast<unsigned>(launch::async)};
+
+struct state_ops {
+  state_base* s;
+  bool operator()(waiter* w) noexcept { return s->add_waiter(w); }
+};
+struct state_remove {
+  state_base* s;
+  bool operator()(waiter* w) noexcept { return s->remove_waiter(w); }
+};
+
+void run_deferred_if_unclaimed(state_base* s) {
+  if (s->deferred_fn && !s->claimed.exchange(true, std::memory_order_acq_rel)) s->deferred_fn(s);
+}
+}  // namespace
+
+launch default_policy() noexcept {
+  return static_cast<launch>(g_default_policy.load(std::memory_order_relaxed));
+}
+void set_default_policy(launch l) noexcept {
+  g_default_policy.store(static_cast<unsigned>(l), std::memory_order_relaxed);
+}
+
+void state_base::wait() {
+  if (is_ready()) return;
+  run_deferred_if_unclaimed(this);
+  if (is_ready()) return;
+  // The value is computed by a task still at the bottom of our own queue: run it here, on this
+  // stack, instead of suspending (the common case in divide and conquer).
+  if (producer && try_run_inline(producer) && is_ready()) return;
+  state_ops enq{this};
+  park(enq);
+}
+
+bool state_base::wait_until(std::uint64_t deadline_ns) {
+  if (is_ready()) return true;
+  state_ops enq{this};
+  state_remove deq{this};
+  return park_until(enq, deq, deadline_ns);
+}
+
+void attach_continuation(state_base* parent, task_base* t, waiter* w) {
+  // A deferred parent would never run by itself: start it now so the continuation can follow.
+  run_deferred_if_unclaimed(parent);
+  if (!parent->add_waiter(w)) {
+    if (runtime_running())
+      spawn(t);
+    else
+      run_inline(t);
+  }
+}
+
+}  // namespace detail
+
+executor::executor(std::string_view pool_name, priority p) : prio(p) {
+  runtime_core* rt = runtime_core::current();
+  if (!rt) detail::throw_no_runtime();
+  int idx = rt->pool_index(pool_name);
+  if (idx < 0) {
+    std::string names;
+    for (auto& pi : rt->pools()) names += (names.empty() ? "" : ", ") + pi.name;
+    throw std::invalid_argument("grain: no pool named '" + std::string(pool_name) +
+                                "' (pools: " + names + ")");
+  }
+  pool = static_cast<std::int16_t>(idx);
+}
+
+}  // namespace grain

@@ -1,0 +1,362 @@
+#include "grain/runtime_core.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "grain/clock.hpp"
+#include "scheduler.hpp"
+
+namespace grain {
+namespace {
+
+std::atomic<runtime_core*> g_current{nullptr};
+
+// ---- SIGINT/SIGTERM and std::terminate: let extensions flush (complete traces), then die
+// the way the process would have died without us.
+int g_signal_pipe[2] = {-1, -1};
+struct sigaction g_old_int, g_old_term;
+std::thread g_signal_thread;
+std::terminate_handler g_old_terminate = nullptr;
+std::once_flag g_emergency_once;
+
+void emergency(runtime_core* rt) {
+  if (!rt) return;
+  std::call_once(g_emergency_once, [rt] {
+    auto exts = rt->extensions();
+    for (auto it = exts.rbegin(); it != exts.rend(); ++it) {
+      try {
+        (*it)->emergency_stop(*rt);
+      } catch (...) {
+      }
+    }
+  });
+}
+
+void on_signal(int sig) {
+  unsigned char b = static_cast<unsigned char>(sig);
+  ssize_t r = ::write(g_signal_pipe[1], &b, 1);
+  (void)r;
+}
+
+void on_terminate() {
+  emergency(g_current.load());
+  if (g_old_terminate) g_old_terminate();
+  std::abort();
+}
+
+void signal_thread_main() {
+  for (;;) {
+    unsigned char b = 0;
+    ssize_t r = ::read(g_signal_pipe[0], &b, 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0 || b == 0) return;  // 0: the runtime is stopping
+    int sig = b;
+    emergency(g_current.load());
+    ::sigaction(sig, sig == SIGINT ? &g_old_int : &g_old_term, nullptr);
+    ::raise(sig);
+    return;
+  }
+}
+
+void install_signal_handling() {
+  if (::pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, &g_old_int);
+  ::sigaction(SIGTERM, &sa, &g_old_term);
+  g_signal_thread = std::thread(signal_thread_main);
+  g_old_terminate = std::set_terminate(on_terminate);
+}
+
+void uninstall_signal_handling() {
+  if (g_signal_pipe[1] < 0) return;
+  ::sigaction(SIGINT, &g_old_int, nullptr);
+  ::sigaction(SIGTERM, &g_old_term, nullptr);
+  unsigned char zero = 0;
+  ssize_t r = ::write(g_signal_pipe[1], &zero, 1);
+  (void)r;
+  if (g_signal_thread.joinable()) g_signal_thread.join();
+  ::close(g_signal_pipe[0]);
+  ::close(g_signal_pipe[1]);
+  g_signal_pipe[0] = g_signal_pipe[1] = -1;
+  std::set_terminate(g_old_terminate);
+}
+
+std::size_t parse_size(const std::string& text) {
+  std::size_t value = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || p == text.data())
+    throw option_error("--grain:stack-size=" + text + ": not a size (examples: 65536, 64K, 1M)");
+  std::string_view rest(p, static_cast<std::size_t>(text.data() + text.size() - p));
+  if (rest == "K" || rest == "k" || rest == "KiB")
+    value *= 1024;
+  else if (rest == "M" || rest == "m" || rest == "MiB")
+    value *= 1024 * 1024;
+  else if (!rest.empty())
+    throw option_error("--grain:stack-size=" + text + ": unknown unit '" + std::string(rest) +
+                       "' (use K or M)");
+  if (value < 16 * 1024 || value > 256 * 1024 * 1024)
+    throw option_error("--grain:stack-size=" + text + ": must be in [16K, 256M]");
+  return value;
+}
+
+std::vector<pool_request> parse_pools(const std::string& spec, unsigned threads) {
+  std::vector<pool_request> pools;
+  unsigned used = 0;
+  std::size_t pos = 0;
+  while (!spec.empty() && pos <= spec.size()) {
+    std::size_t end = spec.find(',', pos);
+    std::string item = spec.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    auto colon = item.find(':');
+    if (colon == std::string::npos || colon == 0)
+      throw option_error("--grain:pools=" + spec + ": expected NAME:WORKERS[,NAME:WORKERS...]");
+    std::string name = item.substr(0, colon);
+    unsigned n = 0;
+    auto text = item.substr(colon + 1);
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || p != text.data() + text.size() || n == 0)
+      throw option_error("--grain:pools=" + spec + ": '" + text +
+                         "' is not a positive worker count");
+    if (name == "default")
+      throw option_error(
+          "--grain:pools=" + spec +
+          ": 'default' is the pool of the remaining workers; name your pools otherwise");
+    for (auto& q : pools)
+      if (q.name == name)
+        throw option_error("--grain:pools=" + spec + ": pool '" + name + "' twice");
+    pools.push_back({name, n});
+    used += n;
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  if (used >= threads)
+    throw option_error(
+        "--grain:pools=" + spec + " uses " + std::to_string(used) + " of " +
+        std::to_string(threads) +
+        " workers; at least one must remain for the default pool (raise --grain:threads)");
+  pools.push_back({"default", threads - used});
+  return pools;
+}
+
+}  // namespace
+
+std::vector<option_spec> core_option_specs() {
+  return {
+      {"threads", "number of worker threads (default: one per processing unit)", true, false, "N"},
+      {"pools", "named pools taking workers from the default pool, e.g. critical:2", true, false,
+       "NAME:N[,NAME:N]"},
+      {"bind",
+       "thread mapping: compact, scatter, balanced, numa-balanced, numa-balanced-mtp, or none",
+       true, false, "MAPPING"},
+      {"stack-size", "user-thread stack size (default 64K)", true, false, "BYTES[K|M]"},
+      {"log-level", "trace, debug, info, warn, error, critical or off (default warn)", true, false,
+       "LEVEL"},
+  };
+}
+
+runtime_core::runtime_core(int& argc, char** argv, std::vector<std::unique_ptr<extension>> exts) {
+  std::vector<option_spec> specs = core_option_specs();
+  for (auto& e : exts)
+    for (auto& s : e->option_specs()) specs.push_back(s);
+  opts_.parse(argc, argv, specs);
+  start(std::move(exts));
+}
+
+runtime_core::runtime_core(const std::vector<std::string>& args,
+                           std::vector<std::unique_ptr<extension>> exts, bool use_environment) {
+  std::vector<option_spec> specs = core_option_specs();
+  for (auto& e : exts)
+    for (auto& s : e->option_specs()) specs.push_back(s);
+  opts_.parse(args, specs, use_environment);
+  start(std::move(exts));
+}
+
+void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
+  start_ns_ = now_ns();
+  std::string level = opts_.get("log-level", "warn");
+  auto lvl = spdlog::level::from_str(level);
+  if (lvl == spdlog::level::off && level != "off")
+    throw option_error("--grain:log-level=" + level +
+                       ": use trace, debug, info, warn, error, critical or off");
+  spdlog::set_level(lvl);
+
+  topo_ = std::make_unique<topology>(topology::load());
+  const long long pus = static_cast<long long>(topo_->pus().size());
+  const unsigned threads = static_cast<unsigned>(opts_.get_int("threads", pus, 1, 4096));
+  detail::scheduler_config cfg;
+  cfg.pools = parse_pools(opts_.get("pools", ""), threads);
+  std::string bind = opts_.get("bind", "balanced");
+  if (bind == "none") {
+    cfg.bind = false;
+  } else {
+    try {
+      cfg.mapping = parse_thread_mapping(bind);
+    } catch (const std::invalid_argument& e) {
+      throw option_error(std::string("--grain:bind: ") + e.what());
+    }
+  }
+  if (opts_.has("stack-size")) cfg.stack_size = parse_size(opts_.get("stack-size"));
+
+  if (runtime_core* expected = nullptr; !g_current.compare_exchange_strong(expected, this))
+    throw std::logic_error("grain: a runtime is already running in this process");
+  try {
+    sched_ = std::make_unique<detail::scheduler>(cfg, *topo_);
+    for (unsigned p = 0; p < sched_->num_pools(); ++p) {
+      auto& pool = sched_->pool_at(p);
+      const auto n = static_cast<std::int64_t>(pool.workers.size());
+      knob& k = knobs().define_int(
+          "pool." + pool.name + ".workers", 1, n, n,
+          "active workers of pool '" + pool.name + "' (elastic: workers above it sleep)");
+      // A later runtime in the same process may have another pool size: start from it.
+      k.clear_callbacks();
+      k.reset_range(1, static_cast<double>(n), static_cast<double>(n));
+      k.on_change([this, p](double, double v) {
+        if (runtime_core::current() == this)
+          sched_->set_active_workers(p, static_cast<unsigned>(v));
+      });
+      pool.workers_knob = &k;
+      pool_info info;
+      info.name = pool.name;
+      for (auto* w : pool.workers) info.workers.push_back(w->id);
+      pool_infos_.push_back(std::move(info));
+    }
+    extensions_ = std::move(exts);
+    for (auto& e : extensions_) e->configure(opts_, *this);
+    for (auto& e : extensions_) {
+      e->start(*this);
+      started_.push_back(e.get());
+    }
+    sched_->start();
+  } catch (...) {
+    for (auto it = started_.rbegin(); it != started_.rend(); ++it) {
+      try {
+        (*it)->stop(*this);
+      } catch (...) {
+      }
+    }
+    started_.clear();
+    g_current.store(nullptr);
+    throw;
+  }
+  install_signal_handling();
+  spdlog::debug("grain: {} workers in {} pools on {}", threads, cfg.pools.size(),
+                topo_->describe());
+}
+
+runtime_core::~runtime_core() {
+  try {
+    stop();
+  } catch (const std::exception& e) {
+    spdlog::error("grain: error while stopping the runtime: {}", e.what());
+  }
+}
+
+runtime_core* runtime_core::current() noexcept {
+  return g_current.load(std::memory_order_acquire);
+}
+
+void runtime_core::stop() {
+  if (stopped_ || !sched_) return;
+  stopped_ = true;
+  sched_->wait_quiescent();
+  std::exception_ptr first;
+  for (auto it = started_.rbegin(); it != started_.rend(); ++it) {
+    try {
+      (*it)->stop(*this);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  sched_->wait_quiescent();
+  sched_->stop();
+  uninstall_signal_handling();
+  g_current.store(nullptr, std::memory_order_release);
+  if (first) std::rethrow_exception(first);
+}
+
+unsigned runtime_core::num_workers() const noexcept {
+  return sched_->num_workers();
+}
+
+const std::vector<pool_info>& runtime_core::pools() const noexcept {
+  return pool_infos_;
+}
+
+unsigned runtime_core::pool_of(unsigned worker) const noexcept {
+  return sched_->worker_at(worker).home->index;
+}
+
+int runtime_core::pool_index(std::string_view name) const noexcept {
+  return sched_->pool_index(name);
+}
+
+worker_stats& runtime_core::stats(unsigned worker) noexcept {
+  return sched_->stats(worker);
+}
+
+std::size_t runtime_core::queue_length(unsigned worker, queue_kind kind) const noexcept {
+  auto& w = sched_->worker_at(worker);
+  std::size_t n = 0;
+  for (int p = 0; p < detail::num_priorities; ++p)
+    n += kind == queue_kind::staged ? w.staged[p].size() : w.pending[p].size();
+  return n;
+}
+
+unsigned runtime_core::active_workers(unsigned pool) const noexcept {
+  return sched_->pool_at(pool).active_target.load(std::memory_order_relaxed);
+}
+
+void runtime_core::set_active_workers(unsigned pool, unsigned n) {
+  auto& p = sched_->pool_at(pool);
+  if (p.workers_knob) {
+    if (n < 1 || n > p.workers.size())
+      throw std::out_of_range("grain: pool '" + p.name + "' can have 1.." +
+                              std::to_string(p.workers.size()) + " active workers, not " +
+                              std::to_string(n));
+    p.workers_knob->set(static_cast<double>(n), "set_active_workers", "api");
+  } else {
+    sched_->set_active_workers(pool, n);
+  }
+}
+
+int runtime_core::bound_pu(unsigned worker) const noexcept {
+  if (!topo_->is_this_machine() || !sched_) return -1;
+  return static_cast<int>(topo_->pus()[sched_->worker_at(worker).pu].os_index);
+}
+
+const topology& runtime_core::machine() const noexcept {
+  return *topo_;
+}
+const placement& runtime_core::worker_placement() const noexcept {
+  return sched_->worker_placement();
+}
+const options& runtime_core::opts() const noexcept {
+  return opts_;
+}
+std::uint64_t runtime_core::start_time_ns() const noexcept {
+  return start_ns_;
+}
+
+std::vector<extension*> runtime_core::extensions() const {
+  return started_;
+}
+
+int runtime_core::add_background_work(unsigned pool, std::function<bool()> fn) {
+  return sched_->add_background_work(pool, std::move(fn));
+}
+void runtime_core::remove_background_work(int id) {
+  sched_->remove_background_work(id);
+}
+
+}  // namespace grain
