@@ -69,22 +69,23 @@ TEST(SchedulerTest, NamedPoolsRunTheirOwnTasks) {
 TEST(SchedulerTest, PriorityHighRunsBeforeLow) {
   auto rt = start_runtime({"--grain:threads=1"});
   std::vector<int> order;
-  grain::latch gate(1);
-  auto blocker = grain::async([&] { gate.wait(); });
-  std::this_thread::sleep_for(5ms);
+  // Occupy the only worker (spinning, not suspended) while both kinds are queued.
+  std::atomic<bool> release{false}, started{false};
+  auto blocker = grain::async([&] {
+    started = true;
+    while (!release.load()) std::this_thread::yield();
+  });
+  while (!started.load()) std::this_thread::yield();
   std::vector<grain::future<void>> v;
   for (int i = 0; i < 5; ++i)
-    v.push_back(
-        grain::async(grain::executor(grain::priority::low), [&, i] { order.push_back(100 + i); }));
+    v.push_back(grain::async(grain::executor(grain::priority::low), [&, i] { order.push_back(100 + i); }));
   for (int i = 0; i < 5; ++i)
-    v.push_back(
-        grain::async(grain::executor(grain::priority::high), [&, i] { order.push_back(i); }));
-  gate.count_down();
+    v.push_back(grain::async(grain::executor(grain::priority::high), [&, i] { order.push_back(i); }));
+  release = true;
   for (auto& f : v) f.get();
   blocker.get();
   ASSERT_EQ(order.size(), 10u);
-  for (int i = 0; i < 5; ++i)
-    EXPECT_LT(order[static_cast<std::size_t>(i)], 100) << "position " << i;
+  for (int i = 0; i < 5; ++i) EXPECT_LT(order[static_cast<std::size_t>(i)], 100) << "position " << i;
 }
 
 TEST(SchedulerTest, ElasticPoolShrinksAndGrowsUnderLoad) {
