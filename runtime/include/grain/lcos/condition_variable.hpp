@@ -71,6 +71,9 @@ class condition_variable_any {
 
  private:
   // Queue first, then release the user's lock: a notifier holding that lock cannot miss us.
+  // The user's lock is released while our spinlock is still held, so no notifier can resume
+  // the waiter (possibly on another worker) before unlock() has finished touching the lock
+  // object, which lives on the waiter's stack.
   template <class Lock>
   struct enqueue {
     condition_variable_any* cv;
@@ -78,8 +81,8 @@ class condition_variable_any {
     bool operator()(detail::waiter* w) noexcept {
       cv->lk_.lock();
       cv->q_.push(w);
-      cv->lk_.unlock();
       lock->unlock();
+      cv->lk_.unlock();
       return true;
     }
   };
