@@ -5,6 +5,7 @@
 // raised the event; they must not block for long.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,9 +14,9 @@ namespace grain::instrumentation {
 enum class counter_kind { raw, monotonic, gauge, average, histogram };
 
 struct counter_value {
-  std::string name;        // full name, e.g. /threads{locality#0/total}/idle-rate
-  double value = 0;        // for histograms: the mean of the samples
-  bool available = true;   // false: the counter cannot be read (PAPI event in a VM, ...)
+  std::string name;       // full name, e.g. /threads{locality#0/total}/idle-rate
+  double value = 0;       // for histograms: the mean of the samples
+  bool available = true;  // false: the counter cannot be read (PAPI event in a VM, ...)
   counter_kind kind = counter_kind::raw;
 };
 
@@ -23,6 +24,10 @@ struct counter_snapshot {
   std::uint64_t time_ns = 0;          // grain::now_ns() when taken
   std::uint64_t sequence = 0;         // 0, 1, 2, ... per sampler
   std::vector<counter_value> values;  // sorted by name
+  // Added by the instrumentation: changes whenever the set of counters (names, order) changes,
+  // so a listener can cache indices into `values` while it stays the same.
+  std::uint64_t layout_generation = 0;
+  bool final = false;  // the last snapshot, taken when the runtime stops
 
   // Binary search by full name; null when absent.
   const counter_value* find(std::string_view name) const noexcept;
@@ -44,7 +49,8 @@ class listener {
 };
 
 // Register with the running sampler (the instrumentation extension). A listener added before
-// the runtime starts sees every sample; remove before destroying it.
+// the runtime starts sees every sample; remove before destroying it. Adding the same listener
+// twice has no effect. Do not add or remove listeners from inside a listener callback.
 void add_listener(listener* l);
 void remove_listener(listener* l);
 

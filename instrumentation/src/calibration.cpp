@@ -1,0 +1,100 @@
+// t_d1 calibration files (seed 000, Eq. 5 and 6): the average task duration of an application
+// on one worker, saved by --grain:save-calibration=FILE and read by --grain:calibration=FILE.
+//
+//   {"format": "grain-calibration", "version": 1,
+//    "applications": {"APP": {"t_d1_ns": 1234.5, "tasks": 100000, "workers": 1}}}
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "internal.hpp"
+
+namespace grain::instrumentation::detail {
+namespace {
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+const json_value& check_format(const json_value& v, const std::string& path) {
+  const json_value* f = v.get("format");
+  const json_value* apps = v.get("applications");
+  if (!f || f->t != json_value::string || f->s != "grain-calibration" || !apps ||
+      apps->t != json_value::object)
+    throw std::runtime_error(path +
+                             ": not a grain calibration file (expected "
+                             "{\"format\": \"grain-calibration\", \"applications\": {...}})");
+  return *apps;
+}
+
+}  // namespace
+
+std::optional<double> load_calibration(const std::string& path, const std::string& app) {
+  std::string text;
+  if (!read_file(path, text)) throw std::runtime_error(path + ": cannot read the file");
+  json_value v;
+  try {
+    v = json_parse(text);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+  const json_value& apps = check_format(v, path);
+  const json_value* entry = apps.get(app);
+  if (!entry) return std::nullopt;
+  const json_value* t = entry->get("t_d1_ns");
+  if (!t || t->t != json_value::number || !(t->n >= 0))
+    throw std::runtime_error(path + ": the entry of '" + app + "' has no valid t_d1_ns");
+  return t->n;
+}
+
+void save_calibration(const std::string& path, const std::string& app, double t_d1_ns,
+                      std::uint64_t tasks, unsigned workers) {
+  // Keep the other applications' entries.
+  std::vector<std::pair<std::string, std::string>> entries;  // name -> JSON object text
+  std::string text;
+  if (read_file(path, text)) {
+    try {
+      json_value v = json_parse(text);
+      const json_value& apps = check_format(v, path);
+      for (auto& [name, e] : apps.o) {
+        if (name == app) continue;
+        const json_value* t = e.get("t_d1_ns");
+        const json_value* n = e.get("tasks");
+        const json_value* w = e.get("workers");
+        if (!t || t->t != json_value::number) continue;
+        entries.emplace_back(name, "{\"t_d1_ns\": " + json_number(t->n) +
+                                       ", \"tasks\": " + json_number(n ? n->n : 0) +
+                                       ", \"workers\": " + json_number(w ? w->n : 1) + "}");
+      }
+    } catch (const std::runtime_error&) {
+      // Not ours or damaged: replaced below.
+    }
+  }
+  entries.emplace_back(app, "{\"t_d1_ns\": " + json_number(t_d1_ns) +
+                                ", \"tasks\": " + std::to_string(tasks) +
+                                ", \"workers\": " + std::to_string(workers) + "}");
+  std::string out =
+      "{\n  \"format\": \"grain-calibration\",\n  \"version\": 1,\n"
+      "  \"applications\": {\n";
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    out += "    " + json_string(entries[k].first) + ": " + entries[k].second;
+    out += k + 1 < entries.size() ? ",\n" : "\n";
+  }
+  out += "  }\n}\n";
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
+    if (!o) throw std::runtime_error(path + ": cannot write the calibration file");
+    o << out;
+    if (!o) throw std::runtime_error(path + ": cannot write the calibration file");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error(path + ": cannot write the calibration file");
+}
+
+}  // namespace grain::instrumentation::detail

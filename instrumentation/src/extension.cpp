@@ -1,0 +1,296 @@
+// The instrumentation extension: wires registry, sampler, output, summary, PAPI, calibration.
+#include "grain/instrumentation/extension.hpp"
+
+#include <errno.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include "grain/clock.hpp"
+#include "grain/instrumentation/app.hpp"
+#include "grain/instrumentation/threads_counters.hpp"
+#include "internal.hpp"
+
+namespace grain::instrumentation {
+namespace {
+
+using detail::print_format;
+
+std::string default_app_name() {
+  const char* n = program_invocation_short_name;
+  return (n && *n) ? n : "grain-app";
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos <= s.size()) {
+    std::size_t end = s.find(',', pos);
+    std::string item = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (!item.empty()) out.push_back(item);
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return out;
+}
+
+class instrumentation_extension final : public extension {
+ public:
+  std::string name() const override { return "instrumentation"; }
+
+  std::vector<option_spec> option_specs() const override {
+    return {
+        {"sample-interval", "counter sampling period in ms (default 10, 0: only at exit)", true,
+         false, "MS"},
+        {"print-counter", "print the counters matching NAME ('*' wildcards; repeatable)", true,
+         true, "NAME"},
+        {"print-counter-interval", "print period in ms (default 0: once, at exit)", true, false,
+         "MS"},
+        {"print-counter-format", "csv (default: time_s,counter,value) or table", true, false,
+         "csv|table"},
+        {"print-counter-destination", "write printed counters to FILE (default stdout)", true,
+         false, "FILE"},
+        {"list-counters", "list every counter with its unit and description, then exit", false,
+         false, ""},
+        {"summary", "write a JSON run summary (counters, knobs, decisions) to FILE at exit", true,
+         false, "FILE.json"},
+        {"papi", "count PAPI events per worker, e.g. PAPI_TOT_INS,PAPI_TOT_CYC", true, false,
+         "EVENTS"},
+        {"calibration",
+         "read t_d1 (one-worker task duration) from FILE for /threads/wait-time-inflation", true,
+         false, "FILE"},
+        {"save-calibration", "save this one-worker run's average task duration as t_d1 in FILE",
+         true, false, "FILE"},
+        {"app-name", "application name for calibration files (default: program name)", true, false,
+         "NAME"},
+    };
+  }
+
+  void configure(const options& o, runtime_core& rt) override {
+    try {
+      configure_impl(o, rt);
+    } catch (...) {
+      unregister();
+      throw;
+    }
+  }
+
+  void start(runtime_core& rt) override {
+    start_ns_ = rt.start_time_ns();
+    if (printer_) add_listener(printer_.get());
+    // Printing needs samples: the sampler runs at the finer of the two periods.
+    std::uint64_t period = sample_interval_ms_;
+    if (print_interval_ms_ > 0 && (period == 0 || print_interval_ms_ < period))
+      period = print_interval_ms_;
+    sampler_.start(period);
+    started_ = true;
+    grain::event("start", {{"workers", static_cast<double>(rt.num_workers())}});
+  }
+
+  void stop(runtime_core& rt) override {
+    std::lock_guard lk(stop_mutex_);
+    if (!started_ || stopped_) return;
+    stopped_ = true;
+    grain::event("stop", {});
+    sampler_.stop();  // final snapshot: listeners see final = true
+    finish(rt);
+  }
+
+  void emergency_stop(runtime_core& rt) override {
+    // SIGINT/SIGTERM: flush what we can (the summary and the printed counters).
+    std::unique_lock lk(stop_mutex_, std::try_to_lock);
+    if (!lk.owns_lock() || !started_ || stopped_) return;
+    stopped_ = true;
+    sampler_.stop();
+    finish(rt);
+  }
+
+  ~instrumentation_extension() override { unregister(); }
+
+ private:
+  void configure_impl(const options& o, runtime_core& rt) {
+    sample_interval_ms_ =
+        static_cast<std::uint64_t>(o.get_int("sample-interval", 10, 0, 3'600'000));
+    print_interval_ms_ =
+        static_cast<std::uint64_t>(o.get_int("print-counter-interval", 0, 0, 3'600'000));
+    app_name_ = o.get("app-name", default_app_name());
+    workers_ = rt.num_workers();
+
+    // Calibration (t_d1): seed 000, Eq. 5-6.
+    threads_options topts;
+    if (o.has("calibration")) {
+      const std::string file = o.get("calibration");
+      try {
+        topts.t_d1_ns = detail::load_calibration(file, app_name_);
+      } catch (const std::runtime_error& e) {
+        throw option_error(std::string("--grain:calibration=") + file + ": " + e.what());
+      }
+      if (!topts.t_d1_ns)
+        spdlog::warn(
+            "grain: {} has no calibration for application '{}' (save one with "
+            "--grain:threads=1 --grain:save-calibration={}); the wait-time-inflation "
+            "counters report unavailable",
+            file, app_name_, file);
+    }
+    if (o.has("save-calibration")) {
+      save_calibration_ = o.get("save-calibration");
+      if (rt.num_workers() != 1)
+        throw option_error(
+            "--grain:save-calibration needs a one-worker run (t_d1 is the task "
+            "duration on one core): add --grain:threads=1");
+    }
+
+    // Counters of this runtime.
+    source_ = make_stats_source(rt);
+    ids_.push_back(registry().add_provider(make_threads_provider(*source_, topts)));
+    ids_.push_back(registry().add_provider(sampler_.provider()));
+    if (o.has("papi")) {
+      auto events = split_list(o.get("papi"));
+      if (events.empty()) throw option_error("--grain:papi: no event given (e.g. PAPI_TOT_INS)");
+      papi_ = std::make_unique<detail::papi_session>(events, rt);
+      ids_.push_back(registry().add_provider(papi_->provider()));
+    }
+
+    std::string dest = o.get("print-counter-destination", "");
+    if (o.has("list-counters")) {
+      std::FILE* out = dest.empty() ? stdout : std::fopen(dest.c_str(), "w");
+      if (!out)
+        throw option_error("--grain:print-counter-destination=" + dest + ": " +
+                           std::strerror(errno));
+      list_counters(out);
+      if (out != stdout) std::fclose(out);
+      throw startup_exit{0};
+    }
+
+    summary_ = o.get("summary", "");
+    auto names = o.get_all("print-counter");
+    if (!names.empty()) {
+      std::vector<counter_pattern> pats;
+      for (auto& n : names) {
+        try {
+          pats.emplace_back(n);
+        } catch (const std::invalid_argument& e) {
+          throw option_error(std::string("--grain:print-counter: ") + e.what());
+        }
+        // Objects whose counters exist now (threads, papi, sampler, defined /app counters)
+        // are checked now; others (/app counters defined later, /coalescing) at exit.
+        const auto& obj = pats.back().parts().object;
+        const bool known_now =
+            obj.find('*') == std::string::npos ? registry().has_object(obj) : true;
+        if (known_now && registry().list(n).empty())
+          throw option_error("--grain:print-counter=" + n +
+                             ": no such counter. Run the program with --grain:list-counters to "
+                             "see the valid names ('*' is a wildcard, e.g. "
+                             "/threads{locality#0/total}/*)");
+      }
+      std::string fmt = o.get("print-counter-format", "csv");
+      print_format pf;
+      if (fmt == "csv")
+        pf = print_format::csv;
+      else if (fmt == "table")
+        pf = print_format::table;
+      else
+        throw option_error("--grain:print-counter-format=" + fmt + ": use csv or table");
+      std::FILE* out = stdout;
+      if (!dest.empty()) {
+        out = std::fopen(dest.c_str(), "w");
+        if (!out)
+          throw option_error("--grain:print-counter-destination=" + dest + ": " +
+                             std::strerror(errno));
+      }
+      printer_ = std::make_unique<detail::print_listener>(std::move(pats), print_interval_ms_, pf,
+                                                          out, rt.start_time_ns());
+    } else if (o.has("print-counter-format") || o.has("print-counter-interval") ||
+               (!dest.empty())) {
+      spdlog::warn(
+          "grain: --grain:print-counter-* options without --grain:print-counter have "
+          "no effect");
+    }
+  }
+
+  void list_counters(std::FILE* out) {
+    auto all = registry().list("*");
+    std::size_t w = 0, wu = 4;
+    for (auto& c : all) {
+      w = std::max(w, c.name.size());
+      wu = std::max(wu, c.unit.size());
+    }
+    std::fprintf(out, "%-*s  %-*s  %s\n", static_cast<int>(w), "name", static_cast<int>(wu), "unit",
+                 "description");
+    for (auto& c : all)
+      std::fprintf(out, "%-*s  %-*s  %s\n", static_cast<int>(w), c.name.c_str(),
+                   static_cast<int>(wu), c.unit.c_str(), c.description.c_str());
+    std::fprintf(out,
+                 "\nA name without {instance} means {locality#0/total}; '*' is a wildcard. "
+                 "/app/... counters appear once the application defines them.\n");
+    std::fflush(out);
+  }
+
+  void finish(runtime_core& rt) {
+    const counter_snapshot last = sampler_.latest();
+    const std::uint64_t end = now_ns();
+    if (printer_) {
+      remove_listener(printer_.get());
+      for (auto& p : printer_->unmatched())
+        spdlog::error(
+            "grain: --grain:print-counter={} matched no counter; run with "
+            "--grain:list-counters to see the valid names",
+            p);
+      printer_.reset();  // closes the destination file
+    }
+    if (!summary_.empty()) {
+      try {
+        detail::write_summary(summary_, last, static_cast<double>(end - start_ns_) * 1e-9,
+                              start_ns_, app_name_, rt.num_workers());
+      } catch (const std::exception& e) {
+        spdlog::error("grain: {}", e.what());
+      }
+    }
+    if (!save_calibration_.empty()) {
+      const auto* t = last.find("/threads{locality#0/total}/time/average");
+      const auto* n = last.find("/threads{locality#0/total}/count/cumulative");
+      if (!t || !t->available || !n) {
+        spdlog::error("grain: --grain:save-calibration={}: no task completed, nothing saved",
+                      save_calibration_);
+      } else {
+        try {
+          detail::save_calibration(save_calibration_, app_name_, t->value,
+                                   static_cast<std::uint64_t>(n->value), rt.num_workers());
+          spdlog::info("grain: saved t_d1 = {} ns for '{}' in {}", t->value, app_name_,
+                       save_calibration_);
+        } catch (const std::exception& e) {
+          spdlog::error("grain: {}", e.what());
+        }
+      }
+    }
+    unregister();
+  }
+
+  void unregister() {
+    for (int id : ids_) registry().remove(id);
+    ids_.clear();
+  }
+
+  detail::sampler sampler_;
+  std::unique_ptr<stats_source> source_;
+  std::unique_ptr<detail::papi_session> papi_;
+  std::unique_ptr<detail::print_listener> printer_;
+  std::vector<int> ids_;
+  std::uint64_t sample_interval_ms_ = 10, print_interval_ms_ = 0, start_ns_ = 0;
+  std::string summary_, save_calibration_, app_name_;
+  unsigned workers_ = 0;
+  std::mutex stop_mutex_;
+  bool started_ = false, stopped_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<grain::extension> make_extension() {
+  return std::make_unique<instrumentation_extension>();
+}
+
+}  // namespace grain::instrumentation

@@ -1,0 +1,108 @@
+// --grain:print-counter output: CSV (long format: time_s,counter,value) or a table.
+#include <charconv>
+#include <cmath>
+
+#include "internal.hpp"
+
+namespace grain::instrumentation::detail {
+namespace {
+
+// Shortest text that reads back as the same double; integers print without exponent up
+// to 2^53.
+std::size_t format_value(char* buf, std::size_t size, double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9007199254740992.0) {
+    auto [p, ec] = std::to_chars(buf, buf + size, static_cast<long long>(v));
+    return ec == std::errc() ? static_cast<std::size_t>(p - buf) : 0;
+  }
+  auto [p, ec] = std::to_chars(buf, buf + size, v);
+  return ec == std::errc() ? static_cast<std::size_t>(p - buf) : 0;
+}
+
+}  // namespace
+
+print_listener::print_listener(std::vector<counter_pattern> patterns, std::uint64_t interval_ms,
+                               print_format fmt, std::FILE* out, std::uint64_t start_ns)
+    : patterns_(std::move(patterns)),
+      matched_(patterns_.size(), false),
+      interval_ns_(interval_ms * 1'000'000ull),
+      fmt_(fmt),
+      out_(out),
+      start_ns_(start_ns),
+      last_print_ns_(start_ns) {}
+
+print_listener::~print_listener() {
+  if (out_ && out_ != stdout && out_ != stderr)
+    std::fclose(out_);
+  else if (out_)
+    std::fflush(out_);
+}
+
+void print_listener::on_sample(const counter_snapshot& s) {
+  if (s.final || (interval_ns_ > 0 && s.time_ns >= last_print_ns_ + interval_ns_)) {
+    // Keep the print times on the interval grid even if a sample comes late.
+    if (interval_ns_ > 0 && !s.final)
+      last_print_ns_ += ((s.time_ns - last_print_ns_) / interval_ns_) * interval_ns_;
+    print(s);
+  }
+}
+
+std::vector<std::string> print_listener::unmatched() const {
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < patterns_.size(); ++k)
+    if (!matched_[k]) out.push_back(patterns_[k].text());
+  return out;
+}
+
+void print_listener::print(const counter_snapshot& s) {
+  if (!out_) return;
+  if (layout_ != s.layout_generation) {
+    // The set of counters changed: match the patterns again (only then).
+    selected_.clear();
+    for (std::size_t i = 0; i < s.values.size(); ++i) {
+      auto n = parse_counter_name(s.values[i].name);
+      if (!n) continue;
+      bool any = false;
+      for (std::size_t k = 0; k < patterns_.size(); ++k)
+        if (patterns_[k].matches(*n)) {
+          matched_[k] = true;
+          any = true;
+        }
+      if (any) selected_.push_back(i);
+    }
+    layout_ = s.layout_generation;
+  }
+  const double t = s.time_ns >= start_ns_ ? static_cast<double>(s.time_ns - start_ns_) * 1e-9 : 0;
+  char tbuf[32];
+  std::snprintf(tbuf, sizeof tbuf, "%.6f", t);
+  char vbuf[40];
+  if (fmt_ == print_format::csv) {
+    if (!header_done_) {
+      std::fputs("time_s,counter,value\n", out_);
+      header_done_ = true;
+    }
+    for (std::size_t i : selected_) {
+      const counter_value& v = s.values[i];
+      std::size_t n = v.available ? format_value(vbuf, sizeof vbuf, v.value) : 0;
+      // Counter names contain no comma, quote or newline (see parse_counter_name), but quote
+      // them anyway so any CSV reader takes them as one field.
+      std::fprintf(out_, "%s,\"%s\",%.*s\n", tbuf, v.name.c_str(), static_cast<int>(n), vbuf);
+    }
+  } else {
+    std::size_t width = 0;
+    for (std::size_t i : selected_) width = std::max(width, s.values[i].name.size());
+    std::fprintf(out_, "# t = %s s%s\n", tbuf, s.final ? " (final)" : "");
+    for (std::size_t i : selected_) {
+      const counter_value& v = s.values[i];
+      if (v.available) {
+        std::size_t n = format_value(vbuf, sizeof vbuf, v.value);
+        std::fprintf(out_, "%-*s  %.*s\n", static_cast<int>(width), v.name.c_str(),
+                     static_cast<int>(n), vbuf);
+      } else {
+        std::fprintf(out_, "%-*s  unavailable\n", static_cast<int>(width), v.name.c_str());
+      }
+    }
+  }
+  std::fflush(out_);
+}
+
+}  // namespace grain::instrumentation::detail

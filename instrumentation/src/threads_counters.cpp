@@ -1,0 +1,410 @@
+// The /threads counters. Formulas: seed 000 section II-A, Eq. 1-6; docs/counters.md.
+#include <algorithm>
+
+#include "grain/instrumentation/threads_counters.hpp"
+
+namespace grain::instrumentation {
+namespace {
+
+enum class formula : std::uint8_t {
+  tasks,
+  phases,
+  t_d,
+  t_o,
+  t_phase,
+  t_phase_overhead,
+  exec,
+  func,
+  idle_rate,
+  pending_accesses,
+  pending_misses,
+  staged_accesses,
+  staged_misses,
+  stolen_from,
+  stolen_to,
+  wait_staged,
+  wait_pending,
+  background_time,
+  background_overhead,
+  idle_time,
+  inline_tasks,
+  suspensions,
+  queue_staged,
+  queue_pending,
+  queue_total,
+  active_workers,
+  management_overhead,
+  wait_inflation,
+  wait_inflation_per_core,
+};
+
+enum scope : std::uint8_t { worker_scope = 1, pool_scope = 2, total_scope = 4, all_scopes = 7 };
+
+struct metric {
+  const char* name;
+  const char* unit;
+  counter_kind kind;
+  formula f;
+  std::uint8_t scopes;
+  const char* description;
+};
+
+constexpr counter_kind mono = counter_kind::monotonic;
+constexpr counter_kind avg = counter_kind::average;
+constexpr counter_kind gauge = counter_kind::gauge;
+
+// The order here is the order of docs/counters.md.
+constexpr metric metrics[] = {
+    {"count/cumulative", "count", mono, formula::tasks, all_scopes,
+     "n_t: tasks completed (including tasks run inline)"},
+    {"count/cumulative-phases", "count", mono, formula::phases, all_scopes,
+     "task phases started by the scheduler loop (first runs and resumptions)"},
+    {"count/inline-tasks", "count", mono, formula::inline_tasks, all_scopes,
+     "of n_t, tasks run inline inside another task (get-pop, sync, fork, adaptive)"},
+    {"count/suspensions", "count", mono, formula::suspensions, all_scopes,
+     "user-thread suspensions"},
+    {"time/average", "ns", avg, formula::t_d, all_scopes,
+     "t_d = sum(t_exec)/n_t: average task duration (seed 000 Eq. 2)"},
+    {"time/average-overhead", "ns", avg, formula::t_o, all_scopes,
+     "t_o = (sum(t_func)-sum(t_exec))/n_t: average management overhead per task (Eq. 3)"},
+    {"time/average-phase", "ns", avg, formula::t_phase, all_scopes,
+     "sum(t_exec)/phases: average phase duration"},
+    {"time/average-phase-overhead", "ns", avg, formula::t_phase_overhead, all_scopes,
+     "(sum(t_func)-sum(t_exec))/phases: average management overhead per phase"},
+    {"time/cumulative", "ns", mono, formula::exec, all_scopes,
+     "sum(t_exec): time spent executing task phases"},
+    {"time/overall", "ns", mono, formula::func, all_scopes,
+     "sum(t_func): time the workers spent in the scheduling loop (busy and idle)"},
+    {"time/idle", "ns", mono, formula::idle_time, all_scopes,
+     "time spent looking for work without finding any (part of sum(t_func)-sum(t_exec))"},
+    {"idle-rate", "ratio", avg, formula::idle_rate, all_scopes,
+     "I_r = (sum(t_func)-sum(t_exec))/sum(t_func) in [0,1] (seed 000 Eq. 1)"},
+    {"count/pending-accesses", "count", mono, formula::pending_accesses, all_scopes,
+     "lookups in the worker's own pending (runnable user thread) queues"},
+    {"count/pending-misses", "count", mono, formula::pending_misses, all_scopes,
+     "lookups in the own pending queues that found nothing"},
+    {"count/staged-accesses", "count", mono, formula::staged_accesses, all_scopes,
+     "lookups in the worker's own staged (not yet started task) queues"},
+    {"count/staged-misses", "count", mono, formula::staged_misses, all_scopes,
+     "lookups in the own staged queues that found nothing"},
+    {"count/stolen-from", "count", mono, formula::stolen_from, all_scopes,
+     "tasks other workers stole from this worker's queues"},
+    {"count/stolen-to", "count", mono, formula::stolen_to, all_scopes,
+     "tasks this worker stole from other workers"},
+    {"wait-time/staged", "ns", avg, formula::wait_staged, all_scopes,
+     "average time a task waited between creation and its first run"},
+    {"wait-time/pending", "ns", avg, formula::wait_pending, all_scopes,
+     "average time a user thread waited between becoming ready and resuming"},
+    {"time/background-work", "ns", mono, formula::background_time, all_scopes,
+     "time spent in background work (network progress, collectives)"},
+    {"background-overhead", "ratio", avg, formula::background_overhead, all_scopes,
+     "background work time / sum(t_func), in [0,1]"},
+    {"queue-length/staged", "count", gauge, formula::queue_staged, all_scopes,
+     "tasks now in the staged queues"},
+    {"queue-length/pending", "count", gauge, formula::queue_pending, all_scopes,
+     "user threads now in the pending queues"},
+    {"queue-length", "count", gauge, formula::queue_total, all_scopes,
+     "staged + pending queue lengths now"},
+    {"count/active-workers", "count", gauge, formula::active_workers, pool_scope | total_scope,
+     "workers currently active (elastic pool size)"},
+    {"management-overhead", "ns", avg, formula::management_overhead, all_scopes,
+     "T_o = t_o*n_t/n_c: task management overhead per core (seed 000 Eq. 4)"},
+    {"wait-time-inflation", "ns", avg, formula::wait_inflation, all_scopes,
+     "t_w = t_d - t_d1: wait time per task against a one-worker calibration (Eq. 5)"},
+    {"wait-time-inflation-per-core", "ns", avg, formula::wait_inflation_per_core, all_scopes,
+     "T_w = (t_d - t_d1)*n_t/n_c: wait time per core (Eq. 6)"},
+};
+
+inline std::uint64_t sat_sub(std::uint64_t a, std::uint64_t b) noexcept {
+  return a > b ? a - b : 0;
+}
+
+raw_totals minus(const raw_totals& a, const raw_totals& b) noexcept {
+  raw_totals d;
+  d.tasks = sat_sub(a.tasks, b.tasks);
+  d.inline_tasks = sat_sub(a.inline_tasks, b.inline_tasks);
+  d.phases = sat_sub(a.phases, b.phases);
+  d.exec_ns = sat_sub(a.exec_ns, b.exec_ns);
+  d.func_ns = sat_sub(a.func_ns, b.func_ns);
+  d.idle_ns = sat_sub(a.idle_ns, b.idle_ns);
+  d.background_ns = sat_sub(a.background_ns, b.background_ns);
+  d.pending_accesses = sat_sub(a.pending_accesses, b.pending_accesses);
+  d.pending_misses = sat_sub(a.pending_misses, b.pending_misses);
+  d.staged_accesses = sat_sub(a.staged_accesses, b.staged_accesses);
+  d.staged_misses = sat_sub(a.staged_misses, b.staged_misses);
+  d.stolen_from = sat_sub(a.stolen_from, b.stolen_from);
+  d.stolen_to = sat_sub(a.stolen_to, b.stolen_to);
+  d.staged_wait_ns = sat_sub(a.staged_wait_ns, b.staged_wait_ns);
+  d.staged_wait_count = sat_sub(a.staged_wait_count, b.staged_wait_count);
+  d.pending_wait_ns = sat_sub(a.pending_wait_ns, b.pending_wait_ns);
+  d.pending_wait_count = sat_sub(a.pending_wait_count, b.pending_wait_count);
+  d.suspensions = sat_sub(a.suspensions, b.suspensions);
+  return d;
+}
+
+void accumulate(raw_totals& a, const raw_totals& b) noexcept {
+  a.tasks += b.tasks;
+  a.inline_tasks += b.inline_tasks;
+  a.phases += b.phases;
+  a.exec_ns += b.exec_ns;
+  a.func_ns += b.func_ns;
+  a.idle_ns += b.idle_ns;
+  a.background_ns += b.background_ns;
+  a.pending_accesses += b.pending_accesses;
+  a.pending_misses += b.pending_misses;
+  a.staged_accesses += b.staged_accesses;
+  a.staged_misses += b.staged_misses;
+  a.stolen_from += b.stolen_from;
+  a.stolen_to += b.stolen_to;
+  a.staged_wait_ns += b.staged_wait_ns;
+  a.staged_wait_count += b.staged_wait_count;
+  a.pending_wait_ns += b.pending_wait_ns;
+  a.pending_wait_count += b.pending_wait_count;
+  a.suspensions += b.suspensions;
+}
+
+inline counter_reading ratio(double num, std::uint64_t den) noexcept {
+  if (den == 0) return {0, false};  // undefined over an empty interval
+  return {num / static_cast<double>(den), true};
+}
+
+inline counter_reading count(std::uint64_t v) noexcept {
+  return {static_cast<double>(v), true};
+}
+
+class threads_provider final : public counter_provider {
+ public:
+  threads_provider(const stats_source& src, threads_options opts) : src_(src), opts_(opts) {
+    const unsigned nw = src.num_workers();
+    const std::string loc = "locality#" + std::to_string(src.locality());
+    // Instances: every worker, every pool, the locality.
+    for (unsigned p = 0; p < src.pools().size(); ++p) {
+      const auto& pool = src.pools()[p];
+      for (unsigned w : pool.workers) {
+        instances_.push_back(
+            {worker_scope, w, p, 1, loc + "/pool#" + pool.name + "/worker#" + std::to_string(w)});
+      }
+    }
+    std::sort(instances_.begin(), instances_.end(),
+              [](const instance& a, const instance& b) { return a.index < b.index; });
+    for (unsigned p = 0; p < src.pools().size(); ++p) {
+      const auto& pool = src.pools()[p];
+      instances_.push_back({pool_scope, p, p, static_cast<unsigned>(pool.workers.size()),
+                            loc + "/pool#" + pool.name + "/total"});
+    }
+    instances_.push_back({total_scope, 0, 0, nw, loc + "/total"});
+
+    for (std::uint32_t i = 0; i < instances_.size(); ++i)
+      for (std::uint32_t m = 0; m < std::size(metrics); ++m) {
+        if (!(metrics[m].scopes & instances_[i].scope)) continue;
+        entries_.push_back({i, m});
+        infos_.push_back({"/threads{" + instances_[i].name + "}/" + metrics[m].name,
+                          metrics[m].unit, metrics[m].description, metrics[m].kind});
+      }
+    base_.assign(nw, raw_totals{});
+    delta_.assign(instances_.size(), raw_totals{});
+    queue_staged_.assign(instances_.size(), 0);
+    queue_pending_.assign(instances_.size(), 0);
+    active_.assign(instances_.size(), 0);
+  }
+
+  const std::vector<counter_info>& counters() const override { return infos_; }
+
+  void reset(std::uint64_t now) override {
+    for (unsigned w = 0; w < base_.size(); ++w) base_[w] = read_worker(src_.stats(w), now);
+  }
+
+  void sample(std::uint64_t now, counter_reading* out) override {
+    // 1. One read of every worker's slots; pools and locality are sums of their workers.
+    const std::size_t nw = base_.size();
+    const std::size_t first_pool = nw;
+    const std::size_t total = instances_.size() - 1;
+    for (std::size_t i = first_pool; i < instances_.size(); ++i) {
+      delta_[i] = raw_totals{};
+      queue_staged_[i] = queue_pending_[i] = 0;
+    }
+    for (std::size_t w = 0; w < nw; ++w) {
+      delta_[w] = minus(read_worker(src_.stats(static_cast<unsigned>(w)), now), base_[w]);
+      queue_staged_[w] = src_.queue_length(static_cast<unsigned>(w), queue_kind::staged);
+      queue_pending_[w] = src_.queue_length(static_cast<unsigned>(w), queue_kind::pending);
+      const std::size_t p = first_pool + instances_[w].pool;
+      accumulate(delta_[p], delta_[w]);
+      accumulate(delta_[total], delta_[w]);
+      queue_staged_[p] += queue_staged_[w];
+      queue_pending_[p] += queue_pending_[w];
+      queue_staged_[total] += queue_staged_[w];
+      queue_pending_[total] += queue_pending_[w];
+    }
+    active_[total] = 0;
+    for (std::size_t p = first_pool; p < total; ++p) {
+      active_[p] = src_.active_workers(instances_[p].pool);
+      active_[total] += active_[p];
+    }
+    // 2. Every counter from those sums: no allocation, no formatting.
+    for (std::size_t k = 0; k < entries_.size(); ++k)
+      out[k] = compute(metrics[entries_[k].metric].f, entries_[k].inst);
+  }
+
+ private:
+  struct instance {
+    std::uint8_t scope;
+    unsigned index;  // worker id (worker scope), pool index (pool scope), 0 (total)
+    unsigned pool;   // the pool of a worker; the pool itself for pool scope
+    unsigned n_c;    // workers in the instance
+    std::string name;
+  };
+  struct entry {
+    std::uint32_t inst;
+    std::uint32_t metric;
+  };
+
+  counter_reading compute(formula f, std::uint32_t i) const noexcept {
+    const raw_totals& d = delta_[i];
+    const double overhead = static_cast<double>(sat_sub(d.func_ns, d.exec_ns));
+    switch (f) {
+      case formula::tasks:
+        return count(d.tasks);
+      case formula::phases:
+        return count(d.phases);
+      case formula::inline_tasks:
+        return count(d.inline_tasks);
+      case formula::suspensions:
+        return count(d.suspensions);
+      case formula::t_d:
+        return ratio(static_cast<double>(d.exec_ns), d.tasks);
+      case formula::t_o:
+        return ratio(overhead, d.tasks);
+      case formula::t_phase:
+        return ratio(static_cast<double>(d.exec_ns), d.phases);
+      case formula::t_phase_overhead:
+        return ratio(overhead, d.phases);
+      case formula::exec:
+        return count(d.exec_ns);
+      case formula::func:
+        return count(d.func_ns);
+      case formula::idle_time:
+        return count(d.idle_ns);
+      case formula::idle_rate: {
+        auto r = ratio(overhead, d.func_ns);
+        r.value = std::clamp(r.value, 0.0, 1.0);
+        return r;
+      }
+      case formula::pending_accesses:
+        return count(d.pending_accesses);
+      case formula::pending_misses:
+        return count(d.pending_misses);
+      case formula::staged_accesses:
+        return count(d.staged_accesses);
+      case formula::staged_misses:
+        return count(d.staged_misses);
+      case formula::stolen_from:
+        return count(d.stolen_from);
+      case formula::stolen_to:
+        return count(d.stolen_to);
+      case formula::wait_staged:
+        return ratio(static_cast<double>(d.staged_wait_ns), d.staged_wait_count);
+      case formula::wait_pending:
+        return ratio(static_cast<double>(d.pending_wait_ns), d.pending_wait_count);
+      case formula::background_time:
+        return count(d.background_ns);
+      case formula::background_overhead: {
+        auto r = ratio(static_cast<double>(d.background_ns), d.func_ns);
+        r.value = std::clamp(r.value, 0.0, 1.0);
+        return r;
+      }
+      case formula::queue_staged:
+        return count(queue_staged_[i]);
+      case formula::queue_pending:
+        return count(queue_pending_[i]);
+      case formula::queue_total:
+        return count(queue_staged_[i] + queue_pending_[i]);
+      case formula::active_workers:
+        return count(active_[i]);
+      case formula::management_overhead:
+        return ratio(overhead, instances_[i].n_c);
+      case formula::wait_inflation: {
+        if (!opts_.t_d1_ns || d.tasks == 0) return {0, false};
+        return {static_cast<double>(d.exec_ns) / static_cast<double>(d.tasks) - *opts_.t_d1_ns,
+                true};
+      }
+      case formula::wait_inflation_per_core: {
+        if (!opts_.t_d1_ns || d.tasks == 0 || instances_[i].n_c == 0) return {0, false};
+        const double t_w =
+            static_cast<double>(d.exec_ns) / static_cast<double>(d.tasks) - *opts_.t_d1_ns;
+        return {t_w * static_cast<double>(d.tasks) / instances_[i].n_c, true};
+      }
+    }
+    return {0, false};
+  }
+
+  const stats_source& src_;
+  threads_options opts_;
+  std::vector<instance> instances_;  // workers (by id), pools, locality total
+  std::vector<entry> entries_;
+  std::vector<counter_info> infos_;
+  std::vector<raw_totals> base_;   // per worker, at the last reset
+  std::vector<raw_totals> delta_;  // per instance, this sample
+  std::vector<std::uint64_t> queue_staged_, queue_pending_, active_;
+};
+
+class runtime_source final : public stats_source {
+ public:
+  explicit runtime_source(runtime_core& rt) : rt_(rt) {}
+  unsigned locality() const override { return rt_.locality(); }
+  unsigned num_workers() const override { return rt_.num_workers(); }
+  const std::vector<pool_info>& pools() const override { return rt_.pools(); }
+  const worker_stats& stats(unsigned w) const override { return rt_.stats(w); }
+  std::size_t queue_length(unsigned w, queue_kind k) const override {
+    return rt_.queue_length(w, k);
+  }
+  unsigned active_workers(unsigned pool) const override { return rt_.active_workers(pool); }
+
+ private:
+  runtime_core& rt_;
+};
+
+}  // namespace
+
+raw_totals read_worker(const worker_stats& s, std::uint64_t now) noexcept {
+  raw_totals r;
+  r.tasks = s.tasks.get();
+  r.inline_tasks = s.inline_tasks.get();
+  r.phases = s.phases.get();
+  r.exec_ns = s.exec_ns.get();
+  // func/idle and idle_since change together at idle transitions: re-read if one happened.
+  std::uint64_t since = 0;
+  for (int tries = 0; tries < 4; ++tries) {
+    since = s.idle_since_ns.get();
+    r.func_ns = s.func_ns.get();
+    r.idle_ns = s.idle_ns.get();
+    if (s.idle_since_ns.get() == since) break;
+  }
+  if (since != 0 && now > since) {
+    r.func_ns += now - since;
+    r.idle_ns += now - since;
+  }
+  r.background_ns = s.background_ns.get();
+  r.pending_accesses = s.pending_accesses.get();
+  r.pending_misses = s.pending_misses.get();
+  r.staged_accesses = s.staged_accesses.get();
+  r.staged_misses = s.staged_misses.get();
+  r.stolen_from = s.stolen_from.get();
+  r.stolen_to = s.stolen_to.get();
+  r.staged_wait_ns = s.staged_wait_ns.get();
+  r.staged_wait_count = s.staged_wait_count.get();
+  r.pending_wait_ns = s.pending_wait_ns.get();
+  r.pending_wait_count = s.pending_wait_count.get();
+  r.suspensions = s.suspensions.get();
+  return r;
+}
+
+std::unique_ptr<stats_source> make_stats_source(runtime_core& rt) {
+  return std::make_unique<runtime_source>(rt);
+}
+
+std::shared_ptr<counter_provider> make_threads_provider(const stats_source& src,
+                                                        threads_options opts) {
+  return std::make_shared<threads_provider>(src, opts);
+}
+
+}  // namespace grain::instrumentation
