@@ -154,6 +154,25 @@ struct counter_registry::impl {
   std::vector<counter_name> parsed;        // flat index -> parts
   std::vector<std::uint32_t> order;        // sorted position -> flat index
   std::unordered_map<std::string, std::uint32_t> by_name;  // full name -> flat index
+  // The other spelling of each name: /o/c for /o{locality#0/total}/c and vice versa.
+  std::unordered_map<std::string, std::uint32_t> by_alias;
+
+  static std::string alias_of(const counter_name& n) {
+    counter_name a = n;
+    if (n.instance.empty())
+      a.instance = std::string(default_instance);
+    else if (n.instance == default_instance)
+      a.instance.clear();
+    else
+      return {};
+    return a.full();
+  }
+  const std::uint32_t* lookup(std::string_view name) const {
+    std::string key(name);
+    if (auto it = by_name.find(key); it != by_name.end()) return &it->second;
+    if (auto it = by_alias.find(key); it != by_alias.end()) return &it->second;
+    return nullptr;
+  }
   std::uint64_t generation = 1;
   int next_id = 1;
 
@@ -167,11 +186,14 @@ struct counter_registry::impl {
     infos.clear();
     parsed.clear();
     by_name.clear();
+    by_alias.clear();
     for (auto& s : providers)
       for (auto& c : s.p->counters()) {
-        by_name.emplace(c.name, static_cast<std::uint32_t>(infos.size()));
+        const auto idx = static_cast<std::uint32_t>(infos.size());
+        by_name.emplace(c.name, idx);
         infos.push_back(&c);
         parsed.push_back(*parse_counter_name(c.name));
+        if (auto a = alias_of(parsed.back()); !a.empty()) by_alias.emplace(std::move(a), idx);
       }
     order.resize(n);
     std::iota(order.begin(), order.end(), 0u);
@@ -193,12 +215,18 @@ int counter_registry::add_provider(std::shared_ptr<counter_provider> p) {
   std::lock_guard lk(impl_->m);
   std::vector<std::string> seen;
   for (auto& c : p->counters()) {
-    if (!parse_counter_name(c.name))
+    auto n = parse_counter_name(c.name);
+    if (!n)
       throw std::invalid_argument("malformed counter name '" + c.name +
                                   "' (expected /object{instance}/name or /object/name)");
     if (c.name.find('*') != std::string::npos)
       throw std::invalid_argument("counter name '" + c.name + "' contains '*'");
-    if (impl_->by_name.count(c.name) || std::find(seen.begin(), seen.end(), c.name) != seen.end())
+    const std::string alias = impl::alias_of(*n);
+    auto in_seen = [&](const std::string& x) {
+      return std::find(seen.begin(), seen.end(), x) != seen.end();
+    };
+    if (impl_->lookup(c.name) || in_seen(c.name) ||
+        (!alias.empty() && (impl_->lookup(alias) || in_seen(alias))))
       throw std::invalid_argument("counter '" + c.name + "' is already defined");
     seen.push_back(c.name);
   }
@@ -237,7 +265,7 @@ void counter_registry::remove(int id) {
 
 bool counter_registry::contains(std::string_view full_name) const {
   std::lock_guard lk(impl_->m);
-  return impl_->by_name.count(std::string(full_name)) != 0;
+  return impl_->lookup(full_name) != nullptr;
 }
 
 std::vector<counter_info> counter_registry::list(std::string_view pattern) const {
@@ -270,20 +298,20 @@ std::vector<counter_value> counter_registry::query(std::string_view pattern) {
 
 std::optional<counter_value> counter_registry::value(std::string_view full_name) {
   std::lock_guard lk(impl_->m);
-  auto it = impl_->by_name.find(std::string(full_name));
-  if (it == impl_->by_name.end()) return std::nullopt;
+  const std::uint32_t* idx = impl_->lookup(full_name);
+  if (!idx) return std::nullopt;
+  const std::uint32_t i = *idx;
   // Evaluate only the provider that owns it.
   std::uint64_t now = now_ns();
   for (auto& s : impl_->providers) {
     std::size_t n = s.p->counters().size();
-    if (it->second >= s.offset && it->second < s.offset + n) {
+    if (i >= s.offset && i < s.offset + n) {
       s.p->sample(now, impl_->flat.data() + s.offset);
       break;
     }
   }
-  auto& r = impl_->flat[it->second];
-  return counter_value{impl_->infos[it->second]->name, r.value, r.available,
-                       impl_->infos[it->second]->kind};
+  auto& r = impl_->flat[i];
+  return counter_value{impl_->infos[i]->name, r.value, r.available, impl_->infos[i]->kind};
 }
 
 void counter_registry::reset() {

@@ -92,7 +92,8 @@ class counter_registry {
   counter_registry(const counter_registry&) = delete;
   counter_registry& operator=(const counter_registry&) = delete;
 
-  // Register a provider. Throws std::invalid_argument for a malformed or duplicate name.
+  // Register a provider. Throws std::invalid_argument for a malformed or duplicate name
+  // (/o/c and /o{locality#0/total}/c are the same name).
   // Returns an id for remove().
   int add_provider(std::shared_ptr<counter_provider> p);
   // One counter computed by a function. For monotonic counters reset() subtracts the value
@@ -110,7 +111,8 @@ class counter_registry {
   bool has_object(std::string_view object) const;
   // Evaluate the counters matching `pattern` now. Throws std::invalid_argument if malformed.
   std::vector<counter_value> query(std::string_view pattern);
-  // One counter; nullopt when no such counter is registered.
+  // One counter by full name (or its short form without {locality#0/total}); nullopt when no
+  // such counter is registered.
   std::optional<counter_value> value(std::string_view full_name);
 
   // Every counter starts again from zero (relative to now).
