@@ -65,11 +65,7 @@ class state_base {
     ready_.store(true, std::memory_order_release);
     waiter* w = waiters_.take_all();
     lock_.unlock();
-    while (w) {
-      waiter* next = w->next;  // read before notify: the node may die once notified
-      w->notify();
-      w = next;
-    }
+    notify_all(w);
   }
 
  private:

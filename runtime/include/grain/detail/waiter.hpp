@@ -14,6 +14,16 @@ struct waiter {
   void notify() noexcept { notify_fn(this); }
 };
 
+// Notify every waiter of a list taken out of a queue (read `next` first: a notified node may
+// be gone at once).
+inline void notify_all(waiter* w) noexcept {
+  while (w) {
+    waiter* next = w->next;
+    w->notify();
+    w = next;
+  }
+}
+
 // park(enqueue): `enqueue(waiter*)` runs once the caller is off the CPU (a user thread has been
 // switched out; an OS thread is about to block). It registers the node somewhere (a queue under
 // its own lock) and returns true, or returns false when the awaited condition already holds,

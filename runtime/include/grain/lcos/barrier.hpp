@@ -67,11 +67,7 @@ class barrier {
     ++phase_;
     detail::waiter* w = q_.take_all();
     lk_.unlock();
-    while (w) {
-      detail::waiter* next = w->next;
-      w->notify();
-      w = next;
-    }
+    detail::notify_all(w);
     return phase;
   }
 

@@ -28,11 +28,7 @@ class condition_variable_any {
     lk_.lock();
     detail::waiter* w = q_.take_all();
     lk_.unlock();
-    while (w) {
-      detail::waiter* next = w->next;
-      w->notify();
-      w = next;
-    }
+    detail::notify_all(w);
   }
 
   template <class Lock>

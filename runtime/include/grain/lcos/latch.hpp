@@ -24,11 +24,7 @@ class latch {
     count_ -= n;
     detail::waiter* w = count_ == 0 ? q_.take_all() : nullptr;
     lk_.unlock();
-    while (w) {
-      detail::waiter* next = w->next;
-      w->notify();
-      w = next;
-    }
+    detail::notify_all(w);
   }
   bool try_wait() const noexcept {
     lk_.lock();
