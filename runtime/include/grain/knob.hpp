@@ -41,10 +41,10 @@ class knob {
 
   const std::string& name() const noexcept { return name_; }
   knob_type type() const noexcept { return type_; }
-  double min() const noexcept { return min_; }
-  double max() const noexcept { return max_; }
+  double min() const noexcept { return min_.load(std::memory_order_relaxed); }
+  double max() const noexcept { return max_.load(std::memory_order_relaxed); }
   double step() const noexcept { return step_; }
-  double default_value() const noexcept { return default_; }
+  double default_value() const noexcept { return default_.load(std::memory_order_relaxed); }
   const std::string& description() const noexcept { return description_; }
   const std::vector<std::string>& enum_values() const noexcept { return enum_values_; }
 
@@ -56,7 +56,9 @@ class knob {
   std::string enum_name() const;  // for enumerations: the name of the current value
 
   // Clamp (and snap integers to min + k*step), store, notify the change callbacks and the
-  // registry's decision listeners. Returns the record that was published.
+  // registry's decision listeners. Returns the record that was published. Writers are
+  // serialised per knob (value, callbacks and listeners see the changes in one order);
+  // a callback may set the same knob again (re-entrant).
   decision_record set(double requested, std::string_view reason, std::string_view rule = "api",
                       std::vector<std::pair<std::string, double>> trigger = {});
   // Enumerations by name; throws std::invalid_argument naming the allowed values.
@@ -66,6 +68,10 @@ class knob {
 
   // Parse "VALUE" as this knob's type (number or enum name); throws std::invalid_argument.
   double parse(std::string_view text) const;
+  // A value as text: integers without decimals, enumerations by name.
+  std::string format(double v) const;
+  // "int [1, 8] step 1", "double [0, 1000]", "enum {a, b, c}".
+  std::string describe_range() const;
   // What set() would store for `requested`, and whether that is a clamp.
   std::pair<double, bool> clamp(double requested) const noexcept;
 
@@ -82,11 +88,13 @@ class knob {
   friend class knob_registry;
   std::string name_;
   knob_type type_;
-  double min_, max_, step_, default_;
+  std::atomic<double> min_, max_;  // atomic: reset_range may run while others list knobs
+  double step_;
+  std::atomic<double> default_;
   std::string description_;
   std::vector<std::string> enum_values_;
   std::atomic<std::uint64_t> bits_;
-  std::mutex set_mutex_;  // serialises writers; readers never take it
+  std::recursive_mutex set_mutex_;  // serialises writers; readers never take it
   std::vector<std::function<void(double, double)>> callbacks_;
   class knob_registry* registry_ = nullptr;
 };
@@ -117,11 +125,25 @@ class knob_registry {
 
   void publish(const decision_record& r);
 
+  // Command-line values (--grain:knob=NAME=VALUE). A defined knob is set now (rule "cli");
+  // throws std::invalid_argument for a value that does not parse and std::out_of_range for one
+  // outside the range, both naming the range. An undefined name is kept pending: the define_*
+  // that creates it later starts from this value (and throws like above when it is invalid).
+  void set_initial(std::string_view name, std::string_view text, std::string_view rule = "cli");
+  // Names given to set_initial that no knob has claimed yet, sorted.
+  std::vector<std::string> pending_initial() const;
+  // Forget the pending values (the runtime that received them stops).
+  void clear_initial();
+
  private:
+  knob& define(std::unique_ptr<knob> k);
+  void apply_initial(knob& k, const std::string& text, std::string_view rule);
   mutable std::mutex mutex_;
   std::deque<std::unique_ptr<knob>> knobs_;
   std::vector<std::pair<int, std::function<void(const decision_record&)>>> listeners_;
   std::deque<decision_record> history_;
+  std::vector<std::pair<std::string, std::pair<std::string, std::string>>>
+      pending_;  // name, text, rule
   int next_listener_ = 0;
 };
 
