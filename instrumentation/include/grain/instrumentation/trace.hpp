@@ -1,0 +1,71 @@
+#pragma once
+// Traces of tasks, counters and policy decisions (docs/tracing.md).
+//
+// The trace extension (grain::runtime constructs it after the instrumentation extension):
+//   --grain:trace=DIR                  record DIR/traces.otf2 (OTF2) or DIR/trace.json
+//   --grain:trace-format=otf2|perfetto OTF2 archive (default) or Chrome/Perfetto JSON
+//   --grain:trace-overwrite            allow DIR to exist (our old trace files in it go)
+//
+// Workers record into per-worker buffers written only by their own worker (no lock on the task
+// path); the archive is complete at normal exit, when main throws (std::terminate) and on
+// SIGINT/SIGTERM (extension::emergency_stop).
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "grain/extension.hpp"
+
+namespace grain::instrumentation {
+
+std::unique_ptr<grain::extension> make_trace_extension();
+
+enum class trace_format { otf2, perfetto };
+
+struct trace_config {
+  std::string dir;  // created; an existing DIR is refused unless overwrite
+  trace_format format = trace_format::otf2;
+  bool overwrite = false;
+  unsigned workers = 1;   // worker ids 0..workers-1 get a location each
+  unsigned locality = 0;  // OTF2 location group (rank); location ids are rank<<32 | index
+  bool counters = true;   // record counter snapshots (grain::instrumentation::add_listener)
+  bool decisions = true;  // record knob decisions (grain::knobs().add_listener)
+};
+
+// What a finished recording wrote.
+struct trace_stats {
+  std::string path;                 // DIR/traces.otf2 or DIR/trace.json
+  std::uint64_t task_enters = 0;    // task phases entered (Enter events of task regions)
+  std::uint64_t reentries = 0;      // of those, inline parents re-entered on resumption
+  std::uint64_t worker_events = 0;  // Enter/Leave events on worker locations (tasks and idle)
+  std::uint64_t counter_samples = 0;
+  std::uint64_t decisions = 0;
+  std::uint64_t bytes = 0;   // size of the event files (OTF2) or the JSON file
+  std::uint64_t errors = 0;  // records the writer refused (should be 0)
+};
+
+// One recording. The extension owns one; tests and tools that drive grain::hooks() themselves
+// may create one directly. At most one session records at a time.
+class trace_session {
+ public:
+  // Creates DIR and the writers. Throws grain::option_error for an existing DIR (without
+  // overwrite) or a DIR that cannot be created, std::runtime_error when OTF2 fails.
+  explicit trace_session(trace_config cfg);
+  ~trace_session();  // stops if still recording
+  trace_session(const trace_session&) = delete;
+  trace_session& operator=(const trace_session&) = delete;
+
+  // Install the hooks (chained with what was installed before) and the listeners.
+  void start();
+  // Stop recording, close open regions, write definitions and close the files. Idempotent.
+  trace_stats stop();
+  // The same from the fatal-signal path; does nothing if a stop is already under way.
+  void emergency_stop();
+  bool recording() const noexcept;
+
+  struct impl;
+
+ private:
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace grain::instrumentation

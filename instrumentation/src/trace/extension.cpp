@@ -1,0 +1,77 @@
+// The trace extension: --grain:trace=DIR, --grain:trace-format, --grain:trace-overwrite.
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <optional>
+
+#include "grain/instrumentation/trace.hpp"
+#include "grain/runtime_core.hpp"
+
+namespace grain::instrumentation {
+namespace {
+
+class trace_extension final : public extension {
+ public:
+  std::string name() const override { return "trace"; }
+
+  std::vector<option_spec> option_specs() const override {
+    return {
+        {"trace",
+         "record tasks, counters and policy decisions into DIR (DIR/traces.otf2, or "
+         "DIR/trace.json with --grain:trace-format=perfetto)",
+         true, false, "DIR"},
+        {"trace-format", "otf2 (default) or perfetto (Chrome/Perfetto JSON)", true, false,
+         "otf2|perfetto"},
+        {"trace-overwrite", "allow --grain:trace=DIR to exist (its old trace is replaced)", false,
+         false, ""},
+    };
+  }
+
+  void configure(const options& o, runtime_core& rt) override {
+    const std::string fmt = o.get("trace-format", "otf2");
+    trace_format f;
+    if (fmt == "otf2")
+      f = trace_format::otf2;
+    else if (fmt == "perfetto" || fmt == "json" || fmt == "chrome")
+      f = trace_format::perfetto;
+    else
+      throw option_error("--grain:trace-format=" + fmt + ": use otf2 or perfetto");
+    if (!o.has("trace")) {
+      if (o.has("trace-format") || o.has("trace-overwrite"))
+        spdlog::warn(
+            "grain: --grain:trace-format/--grain:trace-overwrite without --grain:trace "
+            "have no effect");
+      return;
+    }
+    trace_config cfg;
+    cfg.dir = o.get("trace");
+    cfg.format = f;
+    cfg.overwrite = o.has("trace-overwrite");
+    cfg.workers = rt.num_workers();
+    cfg.locality = rt.locality();
+    session_ = std::make_unique<trace_session>(std::move(cfg));
+  }
+
+  void start(runtime_core&) override {
+    if (session_) session_->start();
+  }
+
+  void stop(runtime_core&) override {
+    if (session_) session_->stop();
+  }
+
+  void emergency_stop(runtime_core&) override {
+    if (session_) session_->emergency_stop();
+  }
+
+ private:
+  std::unique_ptr<trace_session> session_;
+};
+
+}  // namespace
+
+std::unique_ptr<grain::extension> make_trace_extension() {
+  return std::make_unique<trace_extension>();
+}
+
+}  // namespace grain::instrumentation
