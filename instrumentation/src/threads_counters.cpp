@@ -11,6 +11,7 @@ enum class formula : std::uint8_t {
   phases,
   t_d,
   t_o,
+  t_func,
   t_phase,
   t_phase_overhead,
   exec,
@@ -26,6 +27,7 @@ enum class formula : std::uint8_t {
   wait_pending,
   background_time,
   background_overhead,
+  network_overhead,
   idle_time,
   inline_tasks,
   suspensions,
@@ -67,6 +69,8 @@ constexpr metric metrics[] = {
      "t_d = sum(t_exec)/n_t: average task duration (seed 000 Eq. 2)"},
     {"time/average-overhead", "ns", avg, formula::t_o, all_scopes,
      "t_o = (sum(t_func)-sum(t_exec))/n_t: average management overhead per task (Eq. 3)"},
+    {"time/average-func", "ns", avg, formula::t_func, all_scopes,
+     "sum(t_func)/n_t = t_d + t_o: task duration including management (seed 001 Eq. 3.1)"},
     {"time/average-phase", "ns", avg, formula::t_phase, all_scopes,
      "sum(t_exec)/phases: average phase duration"},
     {"time/average-phase-overhead", "ns", avg, formula::t_phase_overhead, all_scopes,
@@ -99,6 +103,9 @@ constexpr metric metrics[] = {
      "time spent in background work (network progress, collectives)"},
     {"background-overhead", "ratio", avg, formula::background_overhead, all_scopes,
      "background work time / sum(t_func), in [0,1]"},
+    {"network-overhead", "ratio", avg, formula::network_overhead, all_scopes,
+     "N_oh = sum(t_background)/sum(t_func) (seed 001 Eq. 3.4); all background work is "
+     "network progress and collectives"},
     {"queue-length/staged", "count", gauge, formula::queue_staged, all_scopes,
      "tasks now in the staged queues"},
     {"queue-length/pending", "count", gauge, formula::queue_pending, all_scopes,
@@ -258,7 +265,33 @@ class threads_provider final : public counter_provider {
     std::uint32_t metric;
   };
 
+  // With the scheduler's timing compiled out (GRAIN_TIMING=0) Σt_exec and Σt_func stay 0:
+  // every counter derived from them is unavailable rather than a false 0.
+  static constexpr bool needs_timing(formula f) noexcept {
+    switch (f) {
+      case formula::t_d:
+      case formula::t_o:
+      case formula::t_func:
+      case formula::t_phase:
+      case formula::t_phase_overhead:
+      case formula::exec:
+      case formula::func:
+      case formula::idle_rate:
+      case formula::background_overhead:
+      case formula::network_overhead:
+      case formula::management_overhead:
+      case formula::wait_inflation:
+      case formula::wait_inflation_per_core:
+        return true;
+      default:
+        return false;
+    }
+  }
+
   counter_reading compute(formula f, std::uint32_t i) const noexcept {
+#if defined(GRAIN_TIMING) && !GRAIN_TIMING
+    if (needs_timing(f)) return {0, false};
+#endif
     const raw_totals& d = delta_[i];
     const double overhead = static_cast<double>(sat_sub(d.func_ns, d.exec_ns));
     switch (f) {
@@ -274,6 +307,8 @@ class threads_provider final : public counter_provider {
         return ratio(static_cast<double>(d.exec_ns), d.tasks);
       case formula::t_o:
         return ratio(overhead, d.tasks);
+      case formula::t_func:
+        return ratio(static_cast<double>(d.func_ns), d.tasks);
       case formula::t_phase:
         return ratio(static_cast<double>(d.exec_ns), d.phases);
       case formula::t_phase_overhead:
@@ -307,7 +342,8 @@ class threads_provider final : public counter_provider {
         return ratio(static_cast<double>(d.pending_wait_ns), d.pending_wait_count);
       case formula::background_time:
         return count(d.background_ns);
-      case formula::background_overhead: {
+      case formula::background_overhead:
+      case formula::network_overhead: {
         auto r = ratio(static_cast<double>(d.background_ns), d.func_ns);
         r.value = std::clamp(r.value, 0.0, 1.0);
         return r;

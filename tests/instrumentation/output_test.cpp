@@ -106,6 +106,8 @@ assert float(final[2]) >= 1000, final
 print('csv ok:', len(rows) - 1, 'rows,', len(times), 'prints,', len(names), 'counters')
 )");
   EXPECT_EQ(run_python(py, csv), 0) << slurp(csv).substr(0, 2000);
+  std::remove(csv.c_str());
+  std::remove(py.c_str());
 }
 
 TEST(PrintCounter, TableAtExitOnly) {
@@ -195,6 +197,8 @@ print('summary ok:', len(c), 'counters,', len(doc['knobs']), 'knobs,', len(doc['
 )");
   EXPECT_EQ(run_python(py, json + " " GRAIN_SOURCE_DIR "/docs/summary-schema.json"), 0)
       << slurp(json).substr(0, 3000);
+  std::remove(json.c_str());
+  std::remove(py.c_str());
 }
 
 TEST(AppCounters, DefineSampleAndKinds) {

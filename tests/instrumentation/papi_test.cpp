@@ -6,14 +6,18 @@
 #include <papi.h>
 #include <sde_lib.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
 #include "grain/grain.hpp"
+#include "grain/hooks.hpp"
 #include "grain/instrumentation/counters.hpp"
 
 namespace gi = grain::instrumentation;
 using namespace std::chrono_literals;
+
+void check_sde_counters();
 
 namespace {
 
@@ -83,14 +87,30 @@ TEST(Papi, HardwareEventUnavailableHereWarnsOnceAndReportsUnavailable) {
   }
 }
 
+std::atomic<int> g_other_tool_starts{0};
+void other_tool_worker_start(unsigned) {
+  g_other_tool_starts++;
+}
+
 TEST(Papi, SoftwareDefinedEventIsCountedPerWorker) {
   ASSERT_TRUE(g_sde_ok) << "libsde could not be loaded: the available path is not testable";
-  grain::runtime rt({"--grain:threads=2", "--grain:papi=sde:::grain_test::ticks"}, false);
-  // Every worker added and started its own event set on its own thread.
-  for (int i = 0; i < 1000; ++i) {
-    auto w =
-        gi::registry().value("/papi{locality#0/pool#default/worker#1}/sde:::grain_test::ticks");
-    if (w && w->available) break;
+  // Another tool (the tracer) already uses the worker_start hook: PAPI chains onto it.
+  const grain::runtime_hooks saved = grain::hooks();
+  grain::hooks().worker_start = other_tool_worker_start;
+  {
+    grain::runtime rt({"--grain:threads=2", "--grain:papi=sde:::grain_test::ticks"}, false);
+    check_sde_counters();
+  }
+  EXPECT_EQ(g_other_tool_starts.load(), 2) << "the previous worker_start hook still runs";
+  grain::hooks() = saved;
+}
+
+void check_sde_counters() {
+  // Every worker adds and starts its own event set on its own thread when it starts: wait
+  // until all have (the total is available only then).
+  for (int i = 0; i < 2000; ++i) {
+    auto t = gi::registry().value("/papi{locality#0/total}/sde:::grain_test::ticks");
+    if (t && t->available) break;
     std::this_thread::sleep_for(1ms);
   }
   grain::counters::reset();

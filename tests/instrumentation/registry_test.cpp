@@ -1,6 +1,7 @@
 // Counter names, wildcards, the registry, reset, and the /threads formulas on fake statistics.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 
 #include "fake_source.hpp"
@@ -167,12 +168,28 @@ TEST(ThreadsCounters, InstancesAndNames) {
   EXPECT_EQ(r.list("/threads{*}/idle-rate").size(), 3u + 2u + 1u);
   EXPECT_EQ(r.list("/threads{locality#0/pool#default/worker#*}/idle-rate").size(), 2u);
   // Every seed counter of DESIGN.md exists for the locality total.
-  for (const char* c :
-       {"count/cumulative", "count/cumulative-phases", "time/average", "time/average-overhead",
-        "time/average-phase", "time/average-phase-overhead", "time/cumulative", "time/overall",
-        "idle-rate", "count/pending-accesses", "count/pending-misses", "count/staged-accesses",
-        "count/staged-misses", "count/stolen-from", "count/stolen-to", "wait-time/staged",
-        "wait-time/pending", "time/background-work", "background-overhead"})
+  for (const char* c : {"count/cumulative",
+                        "count/cumulative-phases",
+                        "time/average",
+                        "time/average-overhead",
+                        "time/average-phase",
+                        "time/average-phase-overhead",
+                        "time/cumulative",
+                        "time/overall",
+                        "idle-rate",
+                        "count/pending-accesses",
+                        "count/pending-misses",
+                        "count/staged-accesses",
+                        "count/staged-misses",
+                        "count/stolen-from",
+                        "count/stolen-to",
+                        "wait-time/staged",
+                        "wait-time/pending",
+                        "time/background-work",
+                        "background-overhead",
+                        "network-overhead",
+                        "management-overhead",
+                        "wait-time-inflation"})
     EXPECT_TRUE(r.contains(std::string("/threads{locality#0/total}/") + c)) << c;
   for (auto& info : r.list("*")) {
     EXPECT_FALSE(info.unit.empty()) << info.name;
@@ -198,6 +215,7 @@ TEST(ThreadsCounters, SeedFormulas) {
   EXPECT_DOUBLE_EQ(value_of(r, w0 + "time/average"), 1000);          // Eq. 2
   EXPECT_DOUBLE_EQ(value_of(r, w0 + "time/average-overhead"), 250);  // Eq. 3
   EXPECT_DOUBLE_EQ(value_of(r, w0 + "idle-rate"), 250.0 / 1250.0);   // Eq. 1
+  EXPECT_DOUBLE_EQ(value_of(r, w0 + "time/average-func"), 1250);     // seed 001 Eq. 3.1
   EXPECT_EQ(value_of(r, tot + "count/cumulative"), 400);
   const double exec = 100 * 1000 + 300 * 2000, func = 100 * 1250 + 300 * 2050;
   EXPECT_DOUBLE_EQ(value_of(r, tot + "time/cumulative"), exec);
@@ -278,4 +296,48 @@ TEST(ThreadsCounters, IdlePeriodInProgressCounts) {
   EXPECT_GT(ir, 0.98);
   EXPECT_LE(ir, 1.0);
   EXPECT_GE(value_of(r, "/threads/time/idle"), 1e6);
+}
+
+TEST(CounterRegistry, ExternalProvidersForCoalescingCounters) {
+  // How the coalescing layer (seed 001 section 3.1) plugs its counters in.
+  counter_registry r;
+  std::atomic<std::uint64_t> parcels{0}, messages{0};
+  const std::string inst = "{action#put/locality#0}";
+  r.add_counter(
+      {"/coalescing" + inst + "/count/parcels", "count", "parcels sent", counter_kind::monotonic},
+      [&] { return static_cast<double>(parcels.load()); });
+  r.add_counter(
+      {"/coalescing" + inst + "/count/messages", "count", "messages sent", counter_kind::monotonic},
+      [&] { return static_cast<double>(messages.load()); });
+  r.add_counter({"/coalescing" + inst + "/count/average-parcels-per-message", "count",
+                 "parcels per message", counter_kind::average},
+                [&] {
+                  auto m = messages.load();
+                  return counter_reading{m ? double(parcels.load()) / double(m) : 0, m > 0};
+                });
+  auto h = std::make_shared<histogram>(0, 1000, 4);  // 250 ns buckets
+  add_histogram(r,
+                {"/coalescing" + inst + "/time/parcel-arrival-histogram", "ns",
+                 "gap between parcel arrivals", counter_kind::histogram},
+                h);
+  EXPECT_FALSE(available(r, "/coalescing" + inst + "/count/average-parcels-per-message"));
+  EXPECT_FALSE(available(r, "/coalescing" + inst + "/time/parcel-arrival-histogram"));
+  parcels = 40;
+  messages = 4;
+  for (double v : {-1.0, 100.0, 300.0, 300.0, 999.0, 5000.0}) h->record(v);
+  EXPECT_EQ(value_of(r, "/coalescing" + inst + "/count/average-parcels-per-message"), 10);
+  const std::string hn = "/coalescing" + inst + "/time/parcel-arrival-histogram";
+  EXPECT_DOUBLE_EQ(value_of(r, hn), (-1.0 + 100 + 300 + 300 + 999 + 5000) / 6);
+  EXPECT_EQ(value_of(r, hn + "/count"), 6);
+  EXPECT_EQ(value_of(r, hn + "/bucket#0"), 1);  // below 0
+  EXPECT_EQ(value_of(r, hn + "/bucket#1"), 1);  // [0, 250)
+  EXPECT_EQ(value_of(r, hn + "/bucket#2"), 2);  // [250, 500)
+  EXPECT_EQ(value_of(r, hn + "/bucket#4"), 1);  // [750, 1000)
+  EXPECT_EQ(value_of(r, hn + "/bucket#5"), 1);  // >= 1000
+  EXPECT_EQ(r.list("/coalescing{*}/*").size(), 3u + 2u + 6u);
+  EXPECT_EQ(r.list("/coalescing{action#*/locality#0}/count/*").size(), 3u);
+  r.reset();
+  EXPECT_EQ(value_of(r, hn + "/bucket#2"), 0);
+  EXPECT_FALSE(available(r, hn));
+  EXPECT_EQ(value_of(r, "/coalescing" + inst + "/count/parcels"), 0);
 }

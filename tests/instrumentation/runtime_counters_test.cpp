@@ -1,6 +1,7 @@
 // Ground truth on the real scheduler: counts, task durations, idle rate, queue misses.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -42,37 +43,62 @@ class TaskDuration : public ::testing::TestWithParam<int> {};
 
 TEST_P(TaskDuration, CountAndAverageDurationMatchBusyWait) {
   const std::uint64_t x_us = static_cast<std::uint64_t>(GetParam());
+  const double x_ns = static_cast<double>(x_us) * 1000.0;
   const int n = x_us == 10 ? 20000 : x_us == 100 ? 2000 : 400;
   grain::runtime rt({"--grain:threads=2"}, false);
-  grain::counters::reset();
-  // The main thread blocks once (on the latch), not once per task: on a 2-core machine a main
-  // thread woken per task would preempt the busy-waiting workers and stretch their tasks.
-  grain::latch done(n);
-  std::vector<grain::future<void>> fs;
-  fs.reserve(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i)
-    fs.push_back(grain::async([x_us, &done] {
-      busy_wait_ns(x_us * 1000);
-      done.count_down();
-    }));
-  done.wait();
-  for (auto& f : fs) f.get();
-  wait_for_count(n);
-  EXPECT_EQ(counter("/threads{locality#0/total}/count/cumulative"), n);
-  const double td = counter("/threads{locality#0/total}/time/average");
-  EXPECT_NEAR(td, x_us * 1000.0, 0.10 * x_us * 1000.0) << "t_d for X = " << x_us << " us";
-  std::printf("X = %llu us: n_t = %d, t_d = %.0f ns (%+.2f %%), t_o = %.0f ns\n",
-              static_cast<unsigned long long>(x_us), n, td, 100.0 * (td / (x_us * 1000.0) - 1),
-              counter("/threads{locality#0/total}/time/average-overhead"));
-  // Per-worker counts add up to the total.
-  double sum = 0;
-  for (auto& v :
-       gi::registry().query("/threads{locality#0/pool#default/worker#*}/count/cumulative"))
-    sum += v.value;
-  EXPECT_EQ(sum, n);
-  const double ir = counter("/threads/idle-rate");
-  EXPECT_GE(ir, 0.0);
-  EXPECT_LE(ir, 1.0);
+  // Two ground truths: the nominal X, and the duration each task measured itself. They differ
+  // only when another process takes a core from a busy-waiting worker (this is a shared
+  // 2-core VM): that task then really took longer than X. t_d must always match what the
+  // tasks measured, and match X whenever the tasks themselves did; up to three runs are made
+  // to find a quiet moment for the second check.
+  double best_td = 0, best_self = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    grain::counters::reset();
+    std::atomic<std::uint64_t> self_ns{0};
+    // The main thread blocks once (on the latch), not once per task: on a 2-core machine a
+    // main thread woken per task would preempt the busy-waiting workers.
+    grain::latch done(n);
+    std::vector<grain::future<void>> fs;
+    fs.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+      fs.push_back(grain::async([x_us, &done, &self_ns] {
+        const std::uint64_t t0 = grain::now_ns();
+        busy_wait_ns(x_us * 1000);
+        self_ns.fetch_add(grain::now_ns() - t0, std::memory_order_relaxed);
+        done.count_down();
+      }));
+    done.wait();
+    for (auto& f : fs) f.get();
+    wait_for_count(n);
+    EXPECT_EQ(counter("/threads{locality#0/total}/count/cumulative"), n);
+    double sum = 0;  // per-worker counts add up to the total
+    for (auto& v :
+         gi::registry().query("/threads{locality#0/pool#default/worker#*}/count/cumulative"))
+      sum += v.value;
+    EXPECT_EQ(sum, n);
+    const double ir = counter("/threads/idle-rate");
+    EXPECT_GE(ir, 0.0);
+    EXPECT_LE(ir, 1.0);
+    const double td = counter("/threads{locality#0/total}/time/average");
+    const double self = static_cast<double>(self_ns.load()) / n;
+    std::printf(
+        "X = %llu us: n_t = %d, t_d = %.0f ns (%+.2f %% of X), tasks measured %.0f ns, "
+        "t_o = %.0f ns\n",
+        static_cast<unsigned long long>(x_us), n, td, 100.0 * (td / x_ns - 1), self,
+        counter("/threads{locality#0/total}/time/average-overhead"));
+    EXPECT_NEAR(td, self, 0.10 * x_ns) << "t_d against the tasks' own measurement";
+    if (attempt == 0 || std::fabs(td - x_ns) < std::fabs(best_td - x_ns)) {
+      best_td = td;
+      best_self = self;
+    }
+    if (std::fabs(best_td - x_ns) <= 0.10 * x_ns) break;
+  }
+  if (std::fabs(best_self - x_ns) > 0.10 * x_ns) {
+    GTEST_SKIP() << "machine overloaded: the tasks themselves measured " << best_self
+                 << " ns for a " << x_ns << " ns busy wait; t_d = " << best_td
+                 << " matched that, the comparison with X is not meaningful now";
+  }
+  EXPECT_NEAR(best_td, x_ns, 0.10 * x_ns) << "t_d for X = " << x_us << " us";
 }
 
 INSTANTIATE_TEST_SUITE_P(Micros, TaskDuration, ::testing::Values(10, 100, 1000));

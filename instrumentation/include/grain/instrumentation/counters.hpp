@@ -16,6 +16,7 @@
 // external parts (coalescing, network, applications) register providers or single functions.
 // Counters report values relative to the last reset(): providers keep a baseline.
 // See docs/counters.md.
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -128,6 +129,35 @@ class counter_registry {
   struct impl;
   std::unique_ptr<impl> impl_;
 };
+
+// A histogram of values (e.g. the gap between parcel arrivals, seed 001 section 3.1): linear
+// buckets over [min, max), one below and one at/above. record() is thread-safe and cheap (a
+// few relaxed atomic operations, no lock).
+class histogram {
+ public:
+  histogram(double min, double max, std::size_t buckets);
+  void record(double v) noexcept;
+  double min() const noexcept { return min_; }
+  double max() const noexcept { return max_; }
+  std::size_t buckets() const noexcept { return n_; }  // inner buckets; +2 outer ones
+  // Raw totals since creation: count, sum, and per bucket (0: below min, n+1: >= max).
+  std::uint64_t count() const noexcept;
+  double sum() const noexcept;
+  std::uint64_t bucket(std::size_t k) const noexcept;
+
+ private:
+  double min_, max_, width_;
+  std::size_t n_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> counts_;
+  std::atomic<std::uint64_t> count_{0};
+  std::atomic<double> sum_{0};
+};
+
+// Registers info.name (kind histogram: the mean of the values since the last reset, unavailable
+// before the first), info.name + "/count", and info.name + "/bucket#K" for K = 0..buckets+1
+// (values in [min + (K-1)*w, min + K*w); bucket#0 is below min, the last at/above max).
+// Returns the registry id.
+int add_histogram(counter_registry& r, counter_info info, std::shared_ptr<histogram> h);
 
 // The process-wide registry (exists before and after the runtime).
 counter_registry& registry();
