@@ -397,7 +397,8 @@ std::string function_name(lua_State* L, int idx, int name_idx) {
   lua_Debug ar;
   lua_pushvalue(L, idx);
   if (lua_getinfo(L, ">S", &ar) && ar.source) {
-    std::string src = ar.source[0] == '@' ? basename_of(ar.source + 1) : std::string("chunk");
+    std::string src = (ar.source[0] == '@' || ar.source[0] == '=') ? basename_of(ar.source + 1)
+                                                                   : std::string("chunk");
     return src + ":" + std::to_string(ar.linedefined);
   }
   return "rule";
@@ -563,7 +564,8 @@ int l_tune(lua_State* L) {
   req.name = opt_string(L, 1, "name", "");
   if (req.name.empty()) {
     lua_Debug ar;
-    if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar) && ar.source[0] == '@')
+    if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar) &&
+        (ar.source[0] == '@' || ar.source[0] == '='))
       req.name = "tune@" + basename_of(ar.source + 1) + ":" + std::to_string(ar.currentline);
     else
       req.name = "tune";
@@ -739,7 +741,10 @@ bool engine::impl::call_lua(rule& r, int ref, const std::function<int(lua_State*
 void engine::impl::push_event_table(const instrumentation::app_event& e) {
   lua_createtable(L, 0, static_cast<int>(e.payload.size()));
   for (auto& [k, v] : e.payload) {
-    lua_pushnumber(L, v);
+    if (v == std::floor(v) && std::fabs(v) < 9007199254740992.0)  // 2^53: integers print as such
+      lua_pushinteger(L, static_cast<lua_Integer>(v));
+    else
+      lua_pushnumber(L, v);
     lua_setfield(L, -2, k.c_str());
   }
 }

@@ -1,0 +1,60 @@
+-- tune_knob.lua — tune any knob against any metric with a chosen search strategy.
+--
+-- Reads:   the metric: a counter ("/app/iteration-time", "/threads/time/average", ...) read
+--          from each sample, or a payload field of an application event ("duration_ns" of
+--          grain::event("iteration", {{"duration_ns", dt}})), aggregated over `window`
+--          triggers (median by default)
+-- Changes: the knobs listed (each within its own range, or a narrower one given here); the
+--          best point found is applied when the search ends, and a "tuned" event reports it
+-- Why:     the best grain size, chunk size or coalescing parameters depend on the machine and
+--          the input (seed 000: execution time vs. partition size has a wide, flat valley
+--          whose position moves with the core count; seed 001: parcels per message and the
+--          flush interval have a machine-dependent optimum). Instead of a static sweep over
+--          runs (--grain:knob=...), the search runs online, like an APEX tuning request.
+-- Seed:    000 (task size sweep) and 001 (coalescing parameters).
+--
+-- Configuration: a global TUNE_KNOB table set by a policy loaded before this one,
+--   TUNE_KNOB = { knob = "stencil.nx", metric = "duration_ns", trigger = "iteration",
+--                 goal = "min", strategy = "nelder_mead", window = 3, budget = 30 }
+--   --grain:policy=my_tuning.lua --grain:policy=policies-lua/tune_knob.lua
+-- or from a policy:  require("tune_knob").start{ knob = "loop.lambda", metric = "/app/time" }
+-- `knob` may be a list ({ "a", "b" }) or entries with a narrower range
+-- ({ name = "stencil.nx", min = 100, max = 100000, step = 100 }). Other keys are passed to
+-- grain.tune (see docs/lua-api.md): strategy, goal, trigger, window, skip, budget, aggregate,
+-- seed, levels, name.
+
+local M = {}
+
+function M.start(cfg)
+  assert(type(cfg) == "table",
+         "tune_knob: set TUNE_KNOB = { knob = ..., metric = ... } in a policy loaded first")
+  assert(cfg.knob or cfg.knobs, "tune_knob: no knob given (knob = \"name\")")
+  assert(cfg.metric, "tune_knob: no metric given (metric = \"/counter\" or payload field)")
+  local knobs = cfg.knobs or cfg.knob
+  if type(knobs) ~= "table" or knobs.name then knobs = { knobs } end
+  local request = {}
+  for k, v in pairs(cfg) do request[k] = v end
+  request.knob = nil
+  request.knobs = knobs
+  request.strategy = cfg.strategy or "nelder_mead"
+  request.goal = cfg.goal or "min"
+  request.trigger = cfg.trigger or "sample"
+  request.name = cfg.name or "tune_knob"
+  request.on_done = function(best, metric, converged)
+    local parts = {}
+    for name, value in pairs(best) do
+      if grain.knobs and name:find("%.") then parts[#parts + 1] = name .. "=" .. tostring(value) end
+    end
+    table.sort(parts)
+    grain.log.info(string.format("tune_knob: %s after %d evaluations: %s, %s = %g",
+                                 converged and "converged" or "budget spent", best.evaluations,
+                                 table.concat(parts, ", "), cfg.metric, metric))
+    if cfg.on_done then cfg.on_done(best, metric, converged) end
+  end
+  return grain.tune(request)
+end
+
+if ... == nil then   -- loaded with --grain:policy (not through require)
+  M.start(TUNE_KNOB)
+end
+return M
