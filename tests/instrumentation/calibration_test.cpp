@@ -125,6 +125,7 @@ TEST(Calibration, WithoutCalibrationTheCountersAreUnavailable) {
     run_tasks(100, 1'000);
     EXPECT_FALSE(gi::registry().value("/threads/wait-time-inflation")->available);
   }
+  std::remove(file.c_str());
 }
 
 TEST(Calibration, BadUseIsAnOptionError) {
@@ -140,4 +141,5 @@ TEST(Calibration, BadUseIsAnOptionError) {
   std::ofstream(bad) << "{not json";
   EXPECT_THROW(grain::runtime({"--grain:threads=1", "--grain:calibration=" + bad}, false),
                grain::option_error);
+  std::remove(bad.c_str());
 }

@@ -124,6 +124,7 @@ TEST(PrintCounter, TableAtExitOnly) {
   EXPECT_NE(text.find("(final)"), std::string::npos) << text;
   EXPECT_NE(text.find("/threads{locality#0/total}/idle-rate"), std::string::npos) << text;
   EXPECT_EQ(text.find("# t ="), text.rfind("# t =")) << "interval 0 prints once, at exit\n" << text;
+  std::remove(out.c_str());
 }
 
 TEST(PrintCounter, UnknownCounterIsAClearError) {
@@ -161,6 +162,7 @@ TEST(PrintCounter, ListCountersExitsZero) {
         "/threads{locality#0/pool#default/worker#1}/count/cumulative",
         "/threads{locality#0/total}/wait-time-inflation", "ratio", "ns", "seed 000 Eq. 1"})
     EXPECT_NE(text.find(n), std::string::npos) << n;
+  std::remove(out.c_str());
 }
 
 TEST(Summary, ValidatesAgainstSchema) {
