@@ -72,13 +72,24 @@ void budget_hook(lua_State* L, lua_Debug*) {
   lua_error(L);
 }
 
+// Errors raised inside C functions (math.max(nil, 1), a bad argument) carry no position:
+// add the file:line of the innermost Lua function, so every rule error names its line.
 int message_handler(lua_State* L) {
   const char* msg = lua_tostring(L, 1);
   if (!msg) msg = luaL_tolstring(L, 1, nullptr);
+  std::string text = msg;
+  lua_Debug ar;
+  for (int level = 1; lua_getstack(L, level, &ar); ++level) {
+    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
+    const std::string src = std::string(ar.short_src) + ":";
+    if (text.compare(0, src.size(), src) != 0)  // not positioned yet
+      text = src + std::to_string(ar.currentline) + ": " + text;
+    break;
+  }
   luaL_traceback(L, L, nullptr, 1);
   engine_of(L)->last_traceback = lua_tostring(L, -1);
   lua_pop(L, 1);
-  lua_pushstring(L, msg);
+  lua_pushstring(L, text.c_str());
   return 1;
 }
 
