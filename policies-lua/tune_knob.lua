@@ -43,7 +43,8 @@ function M.start(cfg)
   request.on_done = function(best, metric, converged)
     local parts = {}
     for name, value in pairs(best) do
-      if grain.knobs and name:find("%.") then parts[#parts + 1] = name .. "=" .. tostring(value) end
+      -- Knob names have dots; the other fields are metric, evaluations, converged, id.
+      if name:find("%.") then parts[#parts + 1] = name .. "=" .. tostring(value) end
     end
     table.sort(parts)
     grain.log.info(string.format("tune_knob: %s after %d evaluations: %s, %s = %g",

@@ -448,3 +448,27 @@ TEST(CppPolicy, EventAndPeriodicPoliciesRecordDecisions) {
 }
 
 }  // namespace
+
+namespace {
+
+// policies-lua/tune_knob.lua configured through a global set by an earlier policy.
+TEST(ShippedPolicies, TuneKnobThroughGlobals) {
+  grain::knob& k = grain::knobs().define_int("test.engine.tune_knob", 1, 100, 90, "x");
+  engine e;
+  e.load_string(
+      "TUNE_KNOB = { knob = 'test.engine.tune_knob', metric = 'duration_ns', trigger = 'step',\n"
+      "              strategy = 'hill_climb', window = 1, skip = 0,\n"
+      "              on_done = function(best) result = best['test.engine.tune_knob'] end }\n",
+      "config.lua");
+  e.load_file(GRAIN_SOURCE_DIR "/policies-lua/tune_knob.lua");
+  for (int i = 0; i < 300; ++i) {
+    const double x = k.value();
+    e.feed_event(event("step", {{"duration_ns", 1e6 + 1e3 * (x - 25) * (x - 25)}}));
+    e.pump();
+  }
+  EXPECT_EQ(k.value(), 25);
+  EXPECT_EQ(load_error(e, "assert(result == 25)"), "");
+  EXPECT_EQ(grain::knobs().decisions().back().rule, "tune_knob");
+}
+
+}  // namespace
