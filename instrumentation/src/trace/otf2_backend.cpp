@@ -1,17 +1,21 @@
-// OTF2 back end: one event writer per worker location, used only by its worker (OTF2 writes a
-// chunk to its file when the chunk is full); the METRIC location "runtime counters" and the
-// "policy engine" location are written under the session's aux mutex; definitions are written
-// once, at the end, by the stopping thread.
+// OTF2 back end: a converter thread turns the chunks the workers publish into OTF2 events, one
+// event writer per worker location (OTF2 writes a chunk to its file when full); the METRIC location
+// "runtime counters" and the "policy engine" location are written under the session's aux mutex;
+// definitions are written once, at the end, by the stopping thread.
 #include <pthread.h>
 #include <stdlib.h>
 
 #include <otf2/OTF2_Pthread_Locks.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 
 #include "grain/clock.hpp"
 #include "grain/instrumentation/counters.hpp"
@@ -30,6 +34,38 @@ OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) {
 }
 OTF2_FlushCallbacks flush_callbacks = {pre_flush, post_flush};
 
+// Chunk memory: each OTF2 buffer keeps up to chunks_per_buffer chunks; when they are full OTF2
+// flushes them to the file and they are reused (already mapped: no page faults, no munmap), so
+// a location costs at most chunks_per_buffer * chunk size of memory.
+constexpr std::size_t chunks_per_buffer = 8;
+struct chunk_pool {
+  std::vector<void*> chunks;
+  std::size_t used = 0;
+};
+void* pool_allocate(void*, OTF2_FileType, OTF2_LocationRef, void** data, uint64_t size) {
+  auto* p = static_cast<chunk_pool*>(*data);
+  if (!p) *data = p = new chunk_pool;
+  if (p->used < p->chunks.size()) return p->chunks[p->used++];
+  if (p->chunks.size() >= chunks_per_buffer) return nullptr;  // OTF2 flushes, then frees
+  void* m = std::malloc(size);
+  if (!m) return nullptr;
+  p->chunks.push_back(m);
+  ++p->used;
+  return m;
+}
+void pool_free_all(void*, OTF2_FileType, OTF2_LocationRef, void** data, bool final) {
+  auto* p = static_cast<chunk_pool*>(*data);
+  if (!p) return;
+  if (!final) {
+    p->used = 0;
+    return;
+  }
+  for (void* m : p->chunks) std::free(m);
+  delete p;
+  *data = nullptr;
+}
+OTF2_MemoryCallbacks memory_callbacks = {pool_allocate, pool_free_all};
+
 struct metric_def {
   std::string name;
   std::string unit;
@@ -45,6 +81,7 @@ class otf2_backend final : public backend {
                                  4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (!archive_) throw std::runtime_error("grain: cannot create the OTF2 archive " + s.path);
     OTF2_Archive_SetFlushCallbacks(archive_, &flush_callbacks, nullptr);
+    OTF2_Archive_SetMemoryCallbacks(archive_, &memory_callbacks, nullptr);
     OTF2_Archive_SetSerialCollectiveCallbacks(archive_);
     OTF2_Pthread_Archive_SetLockingCallbacks(archive_, nullptr);
     OTF2_Archive_SetCreator(archive_, "grain");
@@ -60,6 +97,8 @@ class otf2_backend final : public backend {
   }
 
   ~otf2_backend() override {
+    stop_converter_.store(true);
+    if (converter_.joinable()) converter_.join();
     if (archive_) OTF2_Archive_Close(archive_);
   }
 
@@ -69,16 +108,68 @@ class otf2_backend final : public backend {
 
   void open_workers(session_core& s) override {
     for (unsigned w = 0; w < nw_; ++w) {
-      auto& b = s.workers[w];
-      b.evt = OTF2_Archive_GetEvtWriter(archive_, loc(w));
-      b.attrs = OTF2_AttributeList_New();
-      if (!b.evt || !b.attrs) throw std::runtime_error("grain: cannot create OTF2 event writers");
+      writers_.push_back(OTF2_Archive_GetEvtWriter(archive_, loc(w)));
+      attrs_.push_back(OTF2_AttributeList_New());
+      if (!writers_.back() || !attrs_.back())
+        throw std::runtime_error("grain: cannot create OTF2 event writers");
     }
+    pending_child_.assign(nw_, 0);
     metric_evt_ = OTF2_Archive_GetEvtWriter(archive_, loc(nw_));
     policy_evt_ = OTF2_Archive_GetEvtWriter(archive_, loc(nw_ + 1));
     policy_attrs_ = OTF2_AttributeList_New();
     if (!metric_evt_ || !policy_evt_ || !policy_attrs_)
       throw std::runtime_error("grain: cannot create OTF2 event writers");
+    session_ = &s;
+    converter_ = std::thread([this] { convert_loop(); });
+  }
+
+  // The converter: turns the workers' published chunks into OTF2 events (OTF2 writes a chunk
+  // of its own to the file when it is full) and gives the chunks back.
+  void convert_loop() {
+    while (!stop_converter_.load(std::memory_order_acquire)) {
+      if (!drain()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
+  bool drain() {
+    bool did = false;
+    for (unsigned w = 0; w < nw_; ++w) {
+      worker_buf& b = session_->workers[w];
+      for (chunk* c = b.take_published(); c;) {
+        chunk* next = c->next;
+        convert(w, c->recs, c->recs + c->count);
+        b.give_back(c);
+        c = next;
+        did = true;
+      }
+    }
+    return did;
+  }
+
+  void convert(unsigned w, const rec* p, const rec* e) {
+    OTF2_EvtWriter* evt = writers_[w];
+    OTF2_AttributeList* a = attrs_[w];
+    std::uint64_t& child = pending_child_[w];
+    for (; p < e; ++p) {
+      OTF2_ErrorCode rc;
+      if (p->kind == rec_enter) {
+        if (p->region == idle_region) {
+          rc = OTF2_EvtWriter_Enter(evt, nullptr, p->ts, p->region);
+        } else {
+          OTF2_AttributeList_AddUint64(a, attr_guid, p->guid);
+          OTF2_AttributeList_AddUint64(a, attr_parent, p->parent);
+          if (child) OTF2_AttributeList_AddUint64(a, attr_resumed_child, child);
+          child = 0;
+          rc = OTF2_EvtWriter_Enter(evt, a, p->ts, p->region);
+        }
+      } else if (p->kind == rec_leave) {
+        rc = OTF2_EvtWriter_Leave(evt, nullptr, p->ts, p->region);
+      } else {
+        child = p->guid;
+        continue;
+      }
+      if (rc != OTF2_SUCCESS) ++worker_errors_;
+    }
   }
 
   // String table (aux mutex held, or single-threaded at finalize).
@@ -188,24 +279,32 @@ class otf2_backend final : public backend {
 
   void finalize(session_core& s, std::uint64_t t_end, trace_stats& st) override {
     if (!archive_) return;
-    // Close what is still open (idle workers at stop; everything on a signal).
-    for (auto& b : s.workers) {
-      while (!b.stack.empty()) {
-        ++b.events;
-        if (OTF2_EvtWriter_Leave(b.evt, nullptr, t_end, b.stack.back().region) != OTF2_SUCCESS)
-          ++b.errors;
-        b.stack.pop_back();
+    // The rest of the workers' records: published chunks, then the chunks being written.
+    stop_converter_.store(true, std::memory_order_release);
+    if (converter_.joinable()) converter_.join();
+    drain();
+    for (unsigned w = 0; w < nw_; ++w) {
+      auto& b = s.workers[w];
+      if (b.current) {
+        convert(w, b.current->recs, b.cur);
+        b.cur = b.current->recs;
       }
+      // Close what is still open (idle workers at stop; everything on a signal).
+      for (std::size_t j = b.stack.size(); j-- > 0;) {
+        ++b.events;
+        if (OTF2_EvtWriter_Leave(writers_[w], nullptr, t_end, b.stack[j].region) != OTF2_SUCCESS)
+          ++worker_errors_;
+      }
+      b.stack.clear();
     }
     std::vector<std::uint64_t> nevents(nw_ + 2, 0);
     for (unsigned w = 0; w < nw_; ++w) {
-      auto& b = s.workers[w];
-      OTF2_EvtWriter_GetNumberOfEvents(b.evt, &nevents[w]);
-      OTF2_Archive_CloseEvtWriter(archive_, b.evt);
-      b.evt = nullptr;
-      OTF2_AttributeList_Delete(b.attrs);
-      b.attrs = nullptr;
+      OTF2_EvtWriter_GetNumberOfEvents(writers_[w], &nevents[w]);
+      OTF2_Archive_CloseEvtWriter(archive_, writers_[w]);
+      OTF2_AttributeList_Delete(attrs_[w]);
     }
+    writers_.clear();
+    attrs_.clear();
     OTF2_EvtWriter_GetNumberOfEvents(metric_evt_, &nevents[nw_]);
     OTF2_EvtWriter_GetNumberOfEvents(policy_evt_, &nevents[nw_ + 1]);
     OTF2_Archive_CloseEvtWriter(archive_, metric_evt_);
@@ -229,8 +328,7 @@ class otf2_backend final : public backend {
     const fs::path dir = fs::path(s.path).parent_path() / "traces";
     for (auto& e : fs::directory_iterator(dir, ec))
       if (e.path().extension() == ".evt") st.bytes += e.file_size(ec);
-    for (auto& b : s.workers) st.errors += b.errors;
-    st.errors += aux_errors_;
+    st.errors += aux_errors_ + worker_errors_;
   }
 
   void write_global_defs(session_core& s, std::uint64_t t_end,
@@ -324,6 +422,13 @@ class otf2_backend final : public backend {
   OTF2_Archive* archive_ = nullptr;
   unsigned rank_ = 0;
   unsigned nw_ = 0;
+  session_core* session_ = nullptr;
+  std::vector<OTF2_EvtWriter*> writers_;      // per worker, used by the converter only
+  std::vector<OTF2_AttributeList*> attrs_;    // per worker, used by the converter only
+  std::vector<std::uint64_t> pending_child_;  // a note's child guid for the next Enter
+  std::thread converter_;
+  std::atomic<bool> stop_converter_{false};
+  std::uint64_t worker_errors_ = 0;
   OTF2_EvtWriter* metric_evt_ = nullptr;
   OTF2_EvtWriter* policy_evt_ = nullptr;
   OTF2_AttributeList* policy_attrs_ = nullptr;

@@ -1,7 +1,7 @@
-// Perfetto / Chrome trace-event JSON back end (DIR/trace.json): workers append compact records
-// to their own chunks; at the end the records become X (complete) events, counters C events,
-// decisions i (instant) events, plus M metadata naming the threads. Loads in ui.perfetto.dev
-// and chrome://tracing.
+// Perfetto / Chrome trace-event JSON back end (DIR/trace.json): the chunks the workers publish
+// are kept in memory (32 bytes per event); at the end the records become X (complete) events,
+// counters C events, decisions i (instant) events, plus M metadata naming the threads. Loads in
+// ui.perfetto.dev and chrome://tracing.
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
@@ -136,23 +136,31 @@ class perfetto_backend final : public backend {
         }
         std::fputc('}', f);
       };
-      for (std::size_t c = 0; c < b.jchunks.size(); ++c) {
-        const jrec* p = b.jchunks[c].get();
-        const jrec* e = c + 1 == b.jchunks.size() ? b.jcur : p + jchunk_records;
+      std::uint64_t child = 0;
+      auto convert = [&](const rec* p, const rec* e) {
         for (; p < e; ++p) {
-          if (p->kind == 0) {
-            stack.push_back({p->ts, p->guid, p->parent, 0, p->region});
-          } else if (p->kind == 2) {
-            if (!stack.empty()) stack.back().child = p->guid;
+          if (p->kind == rec_enter) {
+            stack.push_back({p->ts, p->guid, p->parent, child, p->region});
+            child = 0;
+          } else if (p->kind == rec_note) {
+            child = p->guid;
           } else if (!stack.empty()) {
             close(p->ts);
           }
         }
+      };
+      for (chunk* c = b.take_published(); c;) {
+        chunk* next = c->next;
+        convert(c->recs, c->recs + c->count);
+        b.give_back(c);
+        c = next;
+      }
+      if (b.current) {
+        convert(b.current->recs, b.cur);
+        b.cur = b.current->recs;
       }
       while (!stack.empty()) close(t_end);
       b.stack.clear();
-      b.jchunks.clear();
-      b.jcur = b.jend = nullptr;
     }
     for (auto& e : aux_) {
       std::fputs(",\n", f);

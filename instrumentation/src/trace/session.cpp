@@ -68,6 +68,39 @@ bool chain_store::take(std::uint64_t guid, std::vector<frame>& out) {
   return true;
 }
 
+worker_buf::~worker_buf() {
+  auto free_list = [](chunk* c) {
+    while (c) {
+      chunk* n = c->next;
+      delete c;
+      c = n;
+    }
+  };
+  free_list(published.exchange(nullptr));
+  free_list(returned.exchange(nullptr));
+  free_list(spare);
+  delete current;
+}
+
+chunk* worker_buf::take_published() noexcept {
+  chunk* c = published.exchange(nullptr, std::memory_order_acquire);
+  chunk* fifo = nullptr;
+  while (c) {
+    chunk* n = c->next;
+    c->next = fifo;
+    fifo = c;
+    c = n;
+  }
+  return fifo;
+}
+
+void worker_buf::give_back(chunk* c) noexcept {
+  c->next = returned.load(std::memory_order_relaxed);
+  while (!returned.compare_exchange_weak(c->next, c, std::memory_order_release,
+                                         std::memory_order_relaxed)) {
+  }
+}
+
 std::string json_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 2);
@@ -195,53 +228,52 @@ std::uint32_t region_of(session_core& s, worker_buf& b, const char* name) {
   return r;
 }
 
-template <trace_format F>
-inline void emit_enter(worker_buf& b, std::uint32_t region, std::uint64_t guid,
+// A full chunk goes to the back end; the next one comes from the spares the back end gave
+// back, or (rarely: at start, or when the consumer falls behind) from the heap.
+[[gnu::noinline]] void next_chunk(session_core& s, worker_buf& b) {
+  if (b.current) {
+    b.current->count = static_cast<std::uint32_t>(b.cur - b.current->recs);
+    chunk* c = b.current;
+    c->next = b.published.load(std::memory_order_relaxed);
+    while (!b.published.compare_exchange_weak(c->next, c, std::memory_order_release,
+                                              std::memory_order_relaxed)) {
+    }
+    s.be->chunk_published();
+  }
+  if (!b.spare) b.spare = b.returned.exchange(nullptr, std::memory_order_acquire);
+  chunk* n = b.spare;
+  if (n) {
+    b.spare = n->next;
+  } else {
+    n = new chunk;
+    ++b.chunks_allocated;
+  }
+  n->next = nullptr;
+  n->count = 0;
+  b.current = n;
+  b.cur = n->recs;
+  b.end = n->recs + chunk_records;
+}
+
+inline void put(session_core& s, worker_buf& b, const rec& r) {
+  if (b.cur == b.end) [[unlikely]]
+    next_chunk(s, b);
+  *b.cur++ = r;
+}
+
+inline void emit_enter(session_core& s, worker_buf& b, std::uint32_t region, std::uint64_t guid,
                        std::uint64_t parent, std::uint64_t ts, std::uint64_t child) {
   ++b.events;
-  if constexpr (F == trace_format::otf2) {
-    OTF2_AttributeList* a = nullptr;
-    if (region != idle_region) {
-      a = b.attrs;
-      OTF2_AttributeList_AddUint64(a, attr_guid, guid);
-      OTF2_AttributeList_AddUint64(a, attr_parent, parent);
-      if (child) OTF2_AttributeList_AddUint64(a, attr_resumed_child, child);
-    }
-    if (OTF2_EvtWriter_Enter(b.evt, a, ts, region) != OTF2_SUCCESS) ++b.errors;
-  } else {
-    if (b.jcur == b.jend) {
-      b.jchunks.emplace_back(new jrec[jchunk_records]);
-      b.jcur = b.jchunks.back().get();
-      b.jend = b.jcur + jchunk_records;
-    }
-    *b.jcur++ = {ts, guid, parent, region, 0};
-    if (child) {
-      if (b.jcur == b.jend) {
-        b.jchunks.emplace_back(new jrec[jchunk_records]);
-        b.jcur = b.jchunks.back().get();
-        b.jend = b.jcur + jchunk_records;
-      }
-      *b.jcur++ = {ts, child, 0, region, 2};
-    }
-  }
+  if (child) [[unlikely]]
+    put(s, b, {ts, child, 0, region, rec_note});
+  put(s, b, {ts, guid, parent, region, rec_enter});
 }
 
-template <trace_format F>
-inline void emit_leave(worker_buf& b, std::uint32_t region, std::uint64_t ts) {
+inline void emit_leave(session_core& s, worker_buf& b, std::uint32_t region, std::uint64_t ts) {
   ++b.events;
-  if constexpr (F == trace_format::otf2) {
-    if (OTF2_EvtWriter_Leave(b.evt, nullptr, ts, region) != OTF2_SUCCESS) ++b.errors;
-  } else {
-    if (b.jcur == b.jend) {
-      b.jchunks.emplace_back(new jrec[jchunk_records]);
-      b.jcur = b.jchunks.back().get();
-      b.jend = b.jcur + jchunk_records;
-    }
-    *b.jcur++ = {ts, 0, 0, region, 1};
-  }
+  put(s, b, {ts, 0, 0, region, rec_leave});
 }
 
-template <trace_format F>
 void phase_begin(session_core& s, unsigned w, const task_info& t, std::uint64_t ts) {
   worker_buf& b = s.workers[w];
   ts = clamp_ts(b, ts);
@@ -252,24 +284,23 @@ void phase_begin(session_core& s, unsigned w, const task_info& t, std::uint64_t 
     if (s.chains.take(t.guid, chain))
       for (const frame& f : chain) {
         b.stack.push_back(f);
-        emit_enter<F>(b, f.region, f.guid, f.parent, ts, t.guid);
+        emit_enter(s, b, f.region, f.guid, f.parent, ts, t.guid);
         ++b.enters;
         ++b.reentries;
       }
   }
   b.stack.push_back({t.guid, t.parent_guid, r});
-  emit_enter<F>(b, r, t.guid, t.parent_guid, ts, 0);
+  emit_enter(s, b, r, t.guid, t.parent_guid, ts, 0);
   ++b.enters;
 }
 
-template <trace_format F>
 void phase_end(session_core& s, unsigned w, const task_info& t, bool terminated, std::uint64_t ts) {
   worker_buf& b = s.workers[w];
   auto& st = b.stack;
   if (st.empty()) return;  // began before recording started
   ts = clamp_ts(b, ts);
   if (terminated && st.back().guid == t.guid) {
-    emit_leave<F>(b, st.back().region, ts);
+    emit_leave(s, b, st.back().region, ts);
     st.pop_back();
     return;
   }
@@ -280,105 +311,100 @@ void phase_end(session_core& s, unsigned w, const task_info& t, bool terminated,
   if (terminated) {
     // Frames above it (not expected) are closed with it.
     while (st.size() > i) {
-      emit_leave<F>(b, st.back().region, ts);
+      emit_leave(s, b, st.back().region, ts);
       st.pop_back();
     }
     return;
   }
   // Suspension: the whole user thread leaves this worker, with the inline parents under the
   // task; they are entered again where the task resumes.
-  for (std::size_t j = st.size(); j-- > 0;) emit_leave<F>(b, st[j].region, ts);
+  for (std::size_t j = st.size(); j-- > 0;) emit_leave(s, b, st[j].region, ts);
   std::size_t first = 0;
   while (first < i && st[first].guid == 0) ++first;  // never idle frames
   if (i > first) s.chains.save(t.guid, st.data() + first, i - first);
   st.clear();
 }
 
-template <trace_format F>
 void idle_begin(session_core& s, unsigned w, std::uint64_t ts) {
   worker_buf& b = s.workers[w];
   if (!b.stack.empty() && b.stack.back().region == idle_region) return;
   ts = clamp_ts(b, ts);
   b.stack.push_back({0, 0, idle_region});
-  emit_enter<F>(b, idle_region, 0, 0, ts, 0);
+  emit_enter(s, b, idle_region, 0, 0, ts, 0);
 }
 
-template <trace_format F>
 void idle_end(session_core& s, unsigned w, std::uint64_t ts) {
   worker_buf& b = s.workers[w];
   if (b.stack.empty() || b.stack.back().region != idle_region) return;
   ts = clamp_ts(b, ts);
-  emit_leave<F>(b, idle_region, ts);
+  emit_leave(s, b, idle_region, ts);
   b.stack.pop_back();
 }
 
 // ---- the hook functions -------------------------------------------------------------------
 
-template <trace_format F>
 void hk_phase_begin(unsigned w, const task_info& t, std::uint64_t ts) {
   if (auto p = g_prev.phase_begin) p(w, t, ts);
   if (w >= max_workers) return;
   busy_guard g(w);
   session_core* s = g_active.load(std::memory_order_acquire);
-  if (s && w < s->workers.size()) phase_begin<F>(*s, w, t, ts);
+  if (s && w < s->workers.size()) phase_begin(*s, w, t, ts);
 }
 
-template <trace_format F>
 void hk_phase_end(unsigned w, const task_info& t, bool terminated, std::uint64_t ts) {
   if (auto p = g_prev.phase_end) p(w, t, terminated, ts);
   if (w >= max_workers) return;
   busy_guard g(w);
   session_core* s = g_active.load(std::memory_order_acquire);
-  if (s && w < s->workers.size()) phase_end<F>(*s, w, t, terminated, ts);
+  if (s && w < s->workers.size()) phase_end(*s, w, t, terminated, ts);
 }
 
-template <trace_format F>
 void hk_idle_begin(unsigned w, std::uint64_t ts) {
   if (auto p = g_prev.idle_begin) p(w, ts);
   if (w >= max_workers) return;
   busy_guard g(w);
   session_core* s = g_active.load(std::memory_order_acquire);
-  if (s && w < s->workers.size()) idle_begin<F>(*s, w, ts);
+  if (s && w < s->workers.size()) idle_begin(*s, w, ts);
 }
 
-template <trace_format F>
 void hk_idle_end(unsigned w, std::uint64_t ts) {
   if (auto p = g_prev.idle_end) p(w, ts);
   if (w >= max_workers) return;
   busy_guard g(w);
   session_core* s = g_active.load(std::memory_order_acquire);
-  if (s && w < s->workers.size()) idle_end<F>(*s, w, ts);
+  if (s && w < s->workers.size()) idle_end(*s, w, ts);
 }
 
-template <class Fn>
-bool is_ours(Fn* f) {
-  return f == &hk_phase_begin<trace_format::otf2> || f == &hk_phase_begin<trace_format::perfetto>;
-}
-bool is_ours_end(decltype(runtime_hooks::phase_end) f) {
-  return f == &hk_phase_end<trace_format::otf2> || f == &hk_phase_end<trace_format::perfetto>;
-}
-bool is_ours_idle(decltype(runtime_hooks::idle_begin) f) {
-  return f == &hk_idle_begin<trace_format::otf2> || f == &hk_idle_begin<trace_format::perfetto> ||
-         f == &hk_idle_end<trace_format::otf2> || f == &hk_idle_end<trace_format::perfetto>;
-}
-
-// Our functions stay in the table after a session (they do nothing without one), so whoever
-// chained behind us keeps a valid chain. A new session swaps in the variant of its format.
-template <trace_format F>
+// Installed for a session, chained behind what was there. At the end they leave the table if
+// nobody chained behind them (otherwise they stay, doing nothing without a session, so that
+// the chain stays valid), so a runtime without a trace pays nothing for them.
 void install_hooks() {
   std::lock_guard lk(g_install_mutex);
+  if (g_installed) return;
   runtime_hooks& h = hooks();
-  if (!g_installed) {
-    g_prev.phase_begin = is_ours(h.phase_begin) ? nullptr : h.phase_begin;
-    g_prev.phase_end = is_ours_end(h.phase_end) ? nullptr : h.phase_end;
-    g_prev.idle_begin = is_ours_idle(h.idle_begin) ? nullptr : h.idle_begin;
-    g_prev.idle_end = is_ours_idle(h.idle_end) ? nullptr : h.idle_end;
-    g_installed = true;
-  }
-  h.phase_begin = &hk_phase_begin<F>;
-  h.phase_end = &hk_phase_end<F>;
-  h.idle_begin = &hk_idle_begin<F>;
-  h.idle_end = &hk_idle_end<F>;
+  g_prev.phase_begin = h.phase_begin;
+  g_prev.phase_end = h.phase_end;
+  g_prev.idle_begin = h.idle_begin;
+  g_prev.idle_end = h.idle_end;
+  h.phase_begin = &hk_phase_begin;
+  h.phase_end = &hk_phase_end;
+  h.idle_begin = &hk_idle_begin;
+  h.idle_end = &hk_idle_end;
+  g_installed = true;
+}
+
+void uninstall_hooks() {
+  std::lock_guard lk(g_install_mutex);
+  if (!g_installed) return;
+  runtime_hooks& h = hooks();
+  if (h.phase_begin != &hk_phase_begin || h.phase_end != &hk_phase_end ||
+      h.idle_begin != &hk_idle_begin || h.idle_end != &hk_idle_end)
+    return;
+  h.phase_begin = g_prev.phase_begin;
+  h.phase_end = g_prev.phase_end;
+  h.idle_begin = g_prev.idle_begin;
+  h.idle_end = g_prev.idle_end;
+  g_installed = false;
 }
 
 // ---- listeners ----------------------------------------------------------------------------
@@ -496,10 +522,7 @@ void trace_session::start() {
   session_core* expected = nullptr;
   if (!g_active.compare_exchange_strong(expected, &s, std::memory_order_acq_rel))
     throw std::runtime_error("grain: a trace is already being recorded in this process");
-  if (s.cfg.format == trace_format::otf2)
-    install_hooks<trace_format::otf2>();
-  else
-    install_hooks<trace_format::perfetto>();
+  install_hooks();
 
   // Knob values at the start, so viewers draw each knob as a step curve from the beginning.
   {
@@ -543,6 +566,7 @@ void trace_session::impl::finish(bool emergency) {
   // Hand-over: no worker is inside a hook once this returns, and none enters one.
   session_core* expected = &s;
   g_active.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+  uninstall_hooks();
   heavy_barrier();
   for (std::size_t w = 0; w < s.workers.size(); ++w)
     while (g_busy[w].busy.load(std::memory_order_acquire)) std::this_thread::yield();

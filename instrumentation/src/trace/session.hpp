@@ -47,15 +47,25 @@ struct frame {
   std::uint32_t region;
 };
 
-// Perfetto back end: compact records, converted to JSON at the end.
-struct jrec {
+// What a worker records: compact fixed-size records in chunks that only it writes. Full
+// chunks are published (a lock-free stack per worker) to the back end: the OTF2 back end's
+// converter thread turns them into OTF2 events and gives the chunks back; the Perfetto back end
+// keeps them until the end.
+struct rec {
   std::uint64_t ts;
-  std::uint64_t guid;    // kind enter: task guid (0: idle); kind resumed: the child's guid
-  std::uint64_t parent;  // kind enter: parent guid
+  std::uint64_t guid;    // enter: task guid (0: idle); note: the resumed child's guid
+  std::uint64_t parent;  // enter: parent guid
   std::uint32_t region;
-  std::uint32_t kind;  // 0 enter, 1 leave, 2 "resumed child" note for the preceding enter
+  std::uint32_t kind;  // rec_enter, rec_leave, rec_note (precedes the enter it belongs to)
 };
-inline constexpr std::size_t jchunk_records = 8192;
+enum : std::uint32_t { rec_enter = 0, rec_leave = 1, rec_note = 2 };
+inline constexpr std::size_t chunk_records = 8192;  // 256 KiB
+
+struct chunk {
+  chunk* next = nullptr;
+  std::uint32_t count = 0;
+  rec recs[chunk_records];
+};
 
 struct alignas(64) worker_buf {
   struct cache_entry {
@@ -71,13 +81,20 @@ struct alignas(64) worker_buf {
   std::uint64_t reentries = 0;
   std::uint64_t events = 0;
   std::uint64_t errors = 0;
-  // OTF2
-  OTF2_EvtWriter* evt = nullptr;
-  OTF2_AttributeList* attrs = nullptr;
-  // Perfetto
-  jrec* jcur = nullptr;
-  jrec* jend = nullptr;
-  std::vector<std::unique_ptr<jrec[]>> jchunks;
+  // The chunk being written ([cur, end) free), its owner, spare chunks.
+  rec* cur = nullptr;
+  rec* end = nullptr;
+  chunk* current = nullptr;
+  chunk* spare = nullptr;  // the worker's own free list (taken from `returned`)
+  std::uint64_t chunks_allocated = 0;
+  alignas(64) std::atomic<chunk*> published{nullptr};  // full chunks, newest first
+  alignas(64) std::atomic<chunk*> returned{nullptr};   // chunks given back by the consumer
+
+  ~worker_buf();
+  // Take all published chunks, oldest first (consumer side).
+  chunk* take_published() noexcept;
+  // Give a chunk back to the worker (consumer side).
+  void give_back(chunk* c) noexcept;
 };
 
 class region_table {
@@ -120,12 +137,15 @@ class backend {
  public:
   virtual ~backend() = default;
   virtual void open_workers(session_core& s) = 0;
+  // Called by a worker that published a chunk (lock-free; may do nothing).
+  virtual void chunk_published() noexcept {}
   virtual void sample(session_core& s, const counter_snapshot& snap) = 0;
   virtual void knob_value(session_core& s, const std::string& knob, double value,
                           std::uint64_t ts) = 0;
   virtual void decision(session_core& s, const decision_record& r, bool integer_knob,
                         std::uint64_t ts) = 0;
-  // Close the open regions of every worker at t_end, write everything, close the files.
+  // Every worker left its hooks: convert what is left (published chunks and the current ones),
+  // close the open regions of every worker at t_end, write everything, close the files.
   virtual void finalize(session_core& s, std::uint64_t t_end, trace_stats& st) = 0;
 };
 

@@ -1,0 +1,131 @@
+// Cost of the trace hooks, measured without the runtime: one thread calls phase_begin/phase_end
+// like a worker running inline tasks (nested three deep), with timestamps prepared in advance
+// so that only the hooks are timed. Disabled by default (a figure, not a check):
+//   grain_trace_tests --gtest_also_run_disabled_tests --gtest_filter='*HookCost*'
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "grain/clock.hpp"
+#include "grain/grain.hpp"
+#include "grain/hooks.hpp"
+#include "grain/instrumentation/trace.hpp"
+#include "trace_util.hpp"
+
+namespace grain::test {
+namespace {
+
+double run_tasks(unsigned n, std::uint64_t t0) {
+  auto& h = grain::hooks();
+  std::uint64_t ts = t0;
+  const auto start = std::chrono::steady_clock::now();
+  for (unsigned i = 0; i < n; i += 3) {
+    const std::uint64_t g = (1ull << 40) | i;
+    task_info a{g + 1, g, "fib"}, b{g + 2, g + 1, "fib"}, c{g + 3, g + 2, "fib"};
+    if (!h.phase_begin || !h.phase_end) {
+      ts += 240;
+      continue;
+    }
+    h.phase_begin(0, a, ts += 40);
+    h.phase_begin(0, b, ts += 40);
+    h.phase_begin(0, c, ts += 40);
+    h.phase_end(0, c, true, ts += 40);
+    h.phase_end(0, b, true, ts += 40);
+    h.phase_end(0, a, true, ts += 40);
+  }
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+}
+
+TEST(TraceBench, DISABLED_HookCost) {
+  constexpr unsigned n = 3'000'000;
+  temp_path dir("bench");
+  instrumentation::trace_config cfg;
+  cfg.dir = dir.str();
+  cfg.workers = 1;
+  cfg.counters = false;
+  cfg.decisions = false;
+  cfg.overwrite = true;
+  const double none = run_tasks(n, grain::now_ns());  // the loop alone
+  instrumentation::trace_session s(cfg);
+  s.start();
+  const double traced = run_tasks(n, grain::now_ns());
+  auto st = s.stop();
+  std::uint64_t clock_sum = 0;
+  const auto c0 = std::chrono::steady_clock::now();
+  for (unsigned i = 0; i < 1'000'000; ++i) clock_sum += grain::now_ns();
+  const double clock_ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - c0).count() / 1e6;
+  std::printf(
+      "hooks: %.1f ns per task (Enter+Leave with GUID and Parent GUID; loop alone %.1f); %.2f "
+      "bytes per event on disk (%llu bytes, %llu events); now_ns() costs %.1f ns "
+      "(%llu)\n",
+      (traced - none) / n, none / n, static_cast<double>(st.bytes) / st.worker_events,
+      static_cast<unsigned long long>(st.bytes), static_cast<unsigned long long>(st.worker_events),
+      clock_ns, static_cast<unsigned long long>(clock_sum & 1));
+  EXPECT_EQ(st.task_enters, n);
+}
+
+long fib(int n) {
+  if (n < 2) return n;
+  grain::future<long> a = grain::async(fib, n - 1);
+  long b = fib(n - 2);
+  return a.get() + b;
+}
+
+// fib(28) with 2 workers, tracing off and on (interleaved runs, medians), the cost per task and
+// the bytes per task event on disk. GRAIN_BENCH_N / GRAIN_BENCH_RUNS change the size.
+TEST(TraceBench, DISABLED_Fib) {
+  const int n = std::getenv("GRAIN_BENCH_N") ? std::atoi(std::getenv("GRAIN_BENCH_N")) : 28;
+  const int runs = std::getenv("GRAIN_BENCH_RUNS") ? std::atoi(std::getenv("GRAIN_BENCH_RUNS")) : 7;
+  temp_path dir("fib-bench");
+  std::vector<double> off, on;
+  std::uint64_t tasks = 0, bytes = 0, events = 0;
+  double stop_s = 0;
+  for (int r = 0; r < 2 * runs; ++r) {
+    const bool trace = r % 2 == 1;
+    std::vector<std::string> args{"--grain:threads=2", "--grain:sample-interval=0"};
+    if (trace) args.insert(args.end(), {"--grain:trace=" + dir.str(), "--grain:trace-overwrite"});
+    grain::runtime rt(args, false);
+    grain::async([] { return fib(10); }).get();  // warm up
+    std::uint64_t t0 = 0;
+    for (unsigned w = 0; w < rt.num_workers(); ++w) t0 += rt.core().stats(w).phases.get();
+    const auto a = std::chrono::steady_clock::now();
+    EXPECT_GT(grain::async([n] { return fib(n); }).get(), 0);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+    std::uint64_t t1 = 0;
+    for (unsigned w = 0; w < rt.num_workers(); ++w) t1 += rt.core().stats(w).phases.get();
+    tasks = t1 - t0;
+    (trace ? on : off).push_back(s);
+    if (trace) {
+      const auto b = std::chrono::steady_clock::now();
+      rt.stop();
+      stop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - b).count();
+      auto t = instrumentation::read_otf2((dir / "traces.otf2").string());
+      bytes = 0;
+      events = 0;
+      for (auto& [id, l] : t.locations)
+        if (l.type == "CPU_THREAD" && l.name.rfind("worker", 0) == 0) {
+          events += l.events.size();
+          bytes += fs::file_size(dir / "traces" / (std::to_string(id) + ".evt"));
+        }
+    }
+  }
+  std::sort(off.begin(), off.end());
+  std::sort(on.begin(), on.end());
+  const double m_off = off[off.size() / 2], m_on = on[on.size() / 2];
+  std::printf(
+      "fib(%d), 2 workers, %llu task phases: trace off %.1f ms, on %.1f ms (medians of %d): "
+      "%.1f ns per task; stop (converting the rest, definitions) %.1f ms; %.2f bytes per "
+      "event on disk (%llu bytes, %llu events on the worker locations)\n",
+      n, static_cast<unsigned long long>(tasks), m_off * 1e3, m_on * 1e3, runs,
+      (m_on - m_off) * 1e9 / static_cast<double>(tasks), stop_s * 1e3,
+      static_cast<double>(bytes) / static_cast<double>(events),
+      static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(events));
+}
+
+}  // namespace
+}  // namespace grain::test

@@ -1,0 +1,382 @@
+// The OTF2 writer against the hook interface (hooks called directly from threads) and with the
+// runtime (fib), decisions through the C++ knob API, the option checks, signals and
+// std::terminate, otf2-print and ViTE.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#include "grain/grain.hpp"
+#include "grain/hooks.hpp"
+#include "grain/instrumentation/trace.hpp"
+#include "grain/instrumentation/trace_reader.hpp"
+#include "grain/options.hpp"
+#include "trace_util.hpp"
+
+namespace grain::test {
+namespace {
+
+using instrumentation::otf2_event;
+using instrumentation::read_otf2;
+using instrumentation::trace_config;
+using instrumentation::trace_session;
+
+std::string anchor(const temp_path& d) {
+  return (d / "traces.otf2").string();
+}
+
+long fib(int n) {
+  if (n < 2) return n;
+  grain::future<long> a = grain::async(fib, n - 1);
+  long b = fib(n - 2);
+  return a.get() + b;
+}
+
+std::uint64_t total_phases(grain::runtime& rt) {
+  std::uint64_t n = 0;
+  for (unsigned w = 0; w < rt.num_workers(); ++w) n += rt.core().stats(w).phases.get();
+  return n;
+}
+
+// ---- the writer alone: hooks called from threads ----------------------------------------
+
+TEST(TraceHooks, ThreadsCallingHooksDirectly) {
+  temp_path dir("hooks");
+  constexpr unsigned workers = 3;
+  constexpr int tasks_per_worker = 2000;
+  trace_config cfg;
+  cfg.dir = dir.str();
+  cfg.workers = workers;
+  cfg.counters = false;
+  trace_session s(cfg);
+  s.start();
+  static const char* names[] = {"alpha", "beta", "gamma"};
+  std::vector<std::thread> th;
+  for (unsigned w = 0; w < workers; ++w)
+    th.emplace_back([w] {
+      auto& h = grain::hooks();
+      std::uint64_t ts = grain::now_ns();
+      for (int i = 0; i < tasks_per_worker; ++i) {
+        const std::uint64_t guid = (std::uint64_t{w} + 1) << 40 | static_cast<std::uint64_t>(i + 1);
+        const std::uint64_t parent = i == 0 ? 0 : ((std::uint64_t{w} + 1) << 40 | 1);
+        task_info t{guid, parent, names[i % 3]};
+        if (i % 100 == 50) {
+          h.idle_begin(w, ++ts);
+          h.idle_end(w, ++ts);
+        }
+        h.phase_begin(w, t, ++ts);
+        if (i % 10 == 3) {
+          // An inline child inside this task.
+          task_info c{guid | (1ull << 39), guid, "inline-child"};
+          h.phase_begin(w, c, ++ts);
+          h.phase_end(w, c, true, ++ts);
+        }
+        h.phase_end(w, t, true, ++ts);
+      }
+    });
+  for (auto& t : th) t.join();
+  auto st = s.stop();
+  EXPECT_EQ(st.errors, 0u);
+  EXPECT_EQ(st.task_enters, workers * (tasks_per_worker + tasks_per_worker / 10));
+  expect_otf2_print_accepts(anchor(dir));
+  auto t = read_otf2(anchor(dir));
+  auto f = check_trace(t);
+  EXPECT_EQ(f.task_enters, st.task_enters);
+  EXPECT_EQ(f.task_leaves, st.task_enters);
+  EXPECT_EQ(f.idle_enters, workers * (tasks_per_worker / 100));
+  // Locations: workers, the counters, the policy engine; ids rank<<32 | index.
+  ASSERT_EQ(t.locations.size(), workers + 2);
+  for (unsigned w = 0; w < workers; ++w) {
+    ASSERT_TRUE(t.locations.count(w));
+    EXPECT_EQ(t.locations.at(w).name, "worker " + std::to_string(w));
+    EXPECT_EQ(t.locations.at(w).type, "CPU_THREAD");
+  }
+  EXPECT_EQ(t.locations.at(workers).name, "runtime counters");
+  EXPECT_EQ(t.locations.at(workers).type, "METRIC");
+  EXPECT_EQ(t.locations.at(workers + 1).name, "policy engine");
+  EXPECT_EQ(t.resolution, 1'000'000'000u);
+  EXPECT_GT(t.realtime, 1'600'000'000'000'000'000u);  // a date after 2020
+}
+
+// A task that suspends while its inline parent is open under it: on the worker that resumes
+// it, the parent is entered again (marked "Resumed inline child") so Enter/Leave stay nested.
+TEST(TraceHooks, SuspensionUnderInlineParentMovesToOtherWorker) {
+  temp_path dir("chain");
+  trace_config cfg;
+  cfg.dir = dir.str();
+  cfg.workers = 2;
+  cfg.counters = false;
+  trace_session s(cfg);
+  s.start();
+  auto& h = grain::hooks();
+  task_info parent{11, 0, "parent"}, child{12, 11, "child"};
+  std::uint64_t ts = grain::now_ns();
+  std::thread([&] {
+    h.phase_begin(0, parent, ++ts);
+    h.phase_begin(0, child, ++ts);       // run inline by the waiting parent
+    h.phase_end(0, child, false, ++ts);  // the child suspends: the user thread leaves worker 0
+    h.idle_begin(0, ++ts);
+  }).join();
+  std::thread([&] {
+    h.phase_begin(1, child, ++ts);      // resumed on worker 1
+    h.phase_end(1, child, true, ++ts);  // the child finishes; the parent continues here
+    h.phase_end(1, parent, true, ++ts);
+  }).join();
+  auto st = s.stop();
+  EXPECT_EQ(st.reentries, 1u);
+  expect_otf2_print_accepts(anchor(dir));
+  auto t = read_otf2(anchor(dir));
+  auto f = check_trace(t);       // nesting checked per location
+  EXPECT_EQ(f.task_enters, 3u);  // parent, child, child resumed
+  EXPECT_EQ(f.reentries, 1u);
+  const auto& w1 = t.locations.at(1).events;
+  ASSERT_GE(w1.size(), 2u);
+  EXPECT_EQ(w1[0].name, "task:parent");
+  ASSERT_TRUE(w1[0].attribute("Resumed inline child"));
+  EXPECT_EQ(*w1[0].attribute("Resumed inline child")->as_uint(), 12u);
+  EXPECT_EQ(w1[1].name, "task:child");
+}
+
+TEST(TraceHooks, ExistingDirectoryIsRefusedUnlessOverwrite) {
+  temp_path dir("exists");
+  fs::create_directories(dir.str());
+  std::ofstream(dir / "keep.txt") << "not ours";
+  trace_config cfg;
+  cfg.dir = dir.str();
+  try {
+    trace_session s(cfg);
+    FAIL() << "an existing directory was accepted";
+  } catch (const grain::option_error& e) {
+    EXPECT_NE(std::string(e.what()).find("trace-overwrite"), std::string::npos) << e.what();
+  }
+  cfg.overwrite = true;
+  {
+    trace_session s(cfg);
+    s.start();
+    s.stop();
+  }
+  {
+    trace_session s(cfg);  // the archive from before is replaced
+    s.start();
+    s.stop();
+  }
+  EXPECT_TRUE(fs::exists(dir / "keep.txt"));  // other files stay
+  expect_otf2_print_accepts(anchor(dir));
+}
+
+// ---- with the runtime ---------------------------------------------------------------------
+
+TEST(TraceRuntime, FibTaskEntersMatchPhases) {
+  temp_path dir("fib");
+  std::uint64_t phases = 0;
+  {
+    grain::runtime rt({"--grain:threads=2", "--grain:trace=" + dir.str()}, false);
+    EXPECT_EQ(grain::async([] { return fib(15); }).get(), 610);
+    rt.stop();
+    phases = total_phases(rt);
+  }
+  expect_otf2_print_accepts(anchor(dir));
+  auto t = read_otf2(anchor(dir));
+  auto f = check_trace(t);
+  EXPECT_EQ(f.task_enters, phases);
+  EXPECT_GE(f.guids.size(), 987u);  // every fib call is a task (plus the root)
+  // Counters on the METRIC location, one metric class per counter.
+  const auto* m = t.location("runtime counters");
+  ASSERT_TRUE(m);
+  bool cumulative = false;
+  for (auto& e : m->events) {
+    EXPECT_EQ(e.type, otf2_event::kind::metric);
+    if (e.name == "/threads{locality#0/total}/count/cumulative") {
+      cumulative = true;
+      EXPECT_EQ(t.metrics.at(e.ref).mode, "ACCUMULATED_START");
+    }
+  }
+  EXPECT_TRUE(cumulative) << "no /threads{locality#0/total}/count/cumulative samples";
+}
+
+TEST(TraceRuntime, DecisionsThroughTheKnobApi) {
+  temp_path dir("knobs");
+  {
+    grain::runtime rt({"--grain:threads=2", "--grain:trace=" + dir.str()}, false);
+    auto& k = grain::knobs().define_int("test.trace.grain", 1, 1000, 10, "a test knob");
+    k.set(64, "idle rate too high", "grow-grain", {{"/threads/idle-rate", 0.42}});
+    grain::async([] { return fib(8); }).get();
+    k.set(5000, "clamped request", "grow-grain");  // clamped to 1000
+    k.set(32, "back", "shrink");
+    rt.stop();
+  }
+  expect_otf2_print_accepts(anchor(dir));
+  auto t = read_otf2(anchor(dir));
+  check_trace(t);
+  const auto* p = t.location("policy engine");
+  ASSERT_TRUE(p);
+  struct seen {
+    std::string rule;
+    double old_v, new_v;
+    std::string reason;
+  };
+  std::vector<seen> decisions;
+  std::vector<double> knob_values;
+  std::string reason;
+  for (auto& e : p->events) {
+    if (e.type == otf2_event::kind::enter && e.name.rfind("policy:", 0) == 0) {
+      auto* knob = e.attribute("knob");
+      ASSERT_TRUE(knob);
+      if (std::get<std::string>(knob->value) != "test.trace.grain") continue;
+      ASSERT_TRUE(e.attribute("old_value") && e.attribute("new_value") && e.attribute("rule"));
+      decisions.push_back({std::get<std::string>(e.attribute("rule")->value),
+                           *e.attribute("old_value")->as_double(),
+                           *e.attribute("new_value")->as_double(), ""});
+      EXPECT_EQ(e.name, "policy:" + decisions.back().rule);
+      if (decisions.size() == 1) {
+        auto* trig = e.attribute("trigger:/threads/idle-rate");
+        ASSERT_TRUE(trig);
+        EXPECT_DOUBLE_EQ(*trig->as_double(), 0.42);
+      }
+      if (decisions.size() == 2) {
+        ASSERT_TRUE(e.attribute("clamped"));
+        EXPECT_EQ(*e.attribute("clamped")->as_uint(), 1u);
+      }
+    } else if (e.type == otf2_event::kind::parameter_string && e.name == "reason" &&
+               !decisions.empty() && decisions.back().reason.empty()) {
+      decisions.back().reason = e.text;
+    } else if (e.type == otf2_event::kind::metric && e.name == "knob:test.trace.grain") {
+      knob_values.push_back(e.value);
+      EXPECT_EQ(t.metrics.at(e.ref).mode, "ABSOLUTE_NEXT");
+    }
+  }
+  ASSERT_EQ(decisions.size(), 3u);
+  EXPECT_EQ(decisions[0].rule, "grow-grain");
+  EXPECT_EQ(decisions[0].old_v, 10);
+  EXPECT_EQ(decisions[0].new_v, 64);
+  EXPECT_EQ(decisions[0].reason, "idle rate too high");
+  EXPECT_EQ(decisions[1].old_v, 64);
+  EXPECT_EQ(decisions[1].new_v, 1000);
+  EXPECT_EQ(decisions[2].rule, "shrink");
+  EXPECT_EQ(decisions[2].old_v, 1000);
+  EXPECT_EQ(decisions[2].new_v, 32);
+  // The knob as a step curve: its value before the first decision, then each new value.
+  ASSERT_GE(knob_values.size(), 4u);
+  EXPECT_EQ(knob_values.front(), 10);
+  EXPECT_EQ(knob_values.back(), 32);
+}
+
+TEST(TraceRuntime, OptionErrors) {
+  temp_path dir("opt");
+  fs::create_directories(dir.str());
+  EXPECT_THROW(grain::runtime({"--grain:threads=1", "--grain:trace=" + dir.str()}, false),
+               grain::option_error);
+  EXPECT_THROW(
+      grain::runtime(
+          {"--grain:threads=1", "--grain:trace=" + dir.str(), "--grain:trace-format=xml"}, false),
+      grain::option_error);
+  {
+    grain::runtime rt(
+        {"--grain:threads=1", "--grain:trace=" + dir.str(), "--grain:trace-overwrite"}, false);
+    grain::async([] { return fib(5); }).get();
+  }
+  expect_otf2_print_accepts(anchor(dir));
+}
+
+// ---- complete archives when the program dies ------------------------------------------------
+
+// Runs `body` in a child process; returns its wait status.
+template <class F>
+int in_child(F body) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    body();
+    ::_exit(0);
+  }
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  return st;
+}
+
+void busy_runtime_then(const std::string& dir, void (*die)()) {
+  grain::runtime rt({"--grain:threads=2", "--grain:trace=" + dir}, false);
+  std::atomic<bool> go{true};
+  // Work in flight (and suspended tasks) when the program dies.
+  std::vector<grain::future<long>> fs;
+  for (int i = 0; i < 4; ++i) fs.push_back(grain::async([] { return fib(12); }));
+  for (auto& f : fs) f.get();
+  auto forever = grain::async([&go] {
+    long s = 0;
+    while (go.load()) s += fib(6);
+    return s;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  die();
+  std::this_thread::sleep_for(std::chrono::seconds(10));  // the signal path ends us first
+  go = false;
+  forever.get();
+}
+
+TEST(TraceDeath, SigtermLeavesACompleteArchive) {
+  temp_path dir("sigterm");
+  const int st =
+      in_child([&] { busy_runtime_then(dir.str(), [] { ::kill(::getpid(), SIGTERM); }); });
+  ASSERT_TRUE(WIFSIGNALED(st)) << "status " << st;
+  EXPECT_EQ(WTERMSIG(st), SIGTERM);
+  expect_otf2_print_accepts(anchor(dir));
+  auto t = read_otf2(anchor(dir));
+  auto f = check_trace(t);
+  EXPECT_GT(f.task_enters, 4 * 377u);
+}
+
+TEST(TraceDeath, SigintLeavesACompleteArchive) {
+  temp_path dir("sigint");
+  const int st =
+      in_child([&] { busy_runtime_then(dir.str(), [] { ::kill(::getpid(), SIGINT); }); });
+  ASSERT_TRUE(WIFSIGNALED(st)) << "status " << st;
+  EXPECT_EQ(WTERMSIG(st), SIGINT);
+  expect_otf2_print_accepts(anchor(dir));
+  check_trace(read_otf2(anchor(dir)));
+}
+
+TEST(TraceDeath, UncaughtExceptionLeavesACompleteArchive) {
+  temp_path dir("throw");
+  const int st = in_child([&] {
+    busy_runtime_then(dir.str(), [] {
+      // An exception nobody catches: std::terminate, like one escaping main.
+      std::thread([] { throw std::runtime_error("main threw"); }).join();
+    });
+  });
+  ASSERT_TRUE(WIFSIGNALED(st)) << "status " << st;
+  EXPECT_EQ(WTERMSIG(st), SIGABRT);
+  expect_otf2_print_accepts(anchor(dir));
+  check_trace(read_otf2(anchor(dir)));
+}
+
+// ---- viewers ------------------------------------------------------------------------------
+
+TEST(TraceViewers, ViteRendersTheArchive) {
+  if (!have_command("vite") || !have_command("xvfb-run")) GTEST_SKIP() << "vite/xvfb-run missing";
+  temp_path dir("vite");
+  {
+    grain::runtime rt({"--grain:threads=2", "--grain:trace=" + dir.str()}, false);
+    auto& k = grain::knobs().define_int("test.trace.vite", 1, 100, 10, "a test knob");
+    grain::async([] { return fib(10); }).get();
+    k.set(20, "test", "vite-test");
+    grain::async([] { return fib(10); }).get();
+  }
+  const std::string svg = (dir / "vite.svg").string();
+  // ViTE has no batch mode, but -e exports the rendered trace as SVG and exits. It runs under
+  // a timeout in case it stays up; its parser reports "N errors and M warnings".
+  auto r = run_command("timeout 60 xvfb-run -a vite -e '" + svg + "' '" + anchor(dir) + "'");
+  EXPECT_TRUE(r.status == 0 || r.status == 124) << r.output;
+  EXPECT_NE(r.output.find("0 errors and 0 warnings were found"), std::string::npos)
+      << "ViTE said: " << r.output;
+  EXPECT_EQ(r.output.find("Error"), std::string::npos) << "ViTE said: " << r.output;
+  ASSERT_TRUE(fs::exists(svg)) << r.output;
+  EXPECT_GT(fs::file_size(svg), 1000u);
+}
+
+}  // namespace
+}  // namespace grain::test
