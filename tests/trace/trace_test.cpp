@@ -380,3 +380,62 @@ TEST(TraceViewers, ViteRendersTheArchive) {
 
 }  // namespace
 }  // namespace grain::test
+
+namespace grain::test {
+namespace {
+
+// ---- Perfetto / Chrome JSON -----------------------------------------------------------------
+
+TEST(TracePerfetto, JsonParsesAndSlicesMatchTasks) {
+  if (!have_command("python3")) GTEST_SKIP() << "python3 missing";
+  temp_path dir("perfetto");
+  std::uint64_t phases = 0;
+  {
+    grain::runtime rt(
+        {"--grain:threads=2", "--grain:trace=" + dir.str(), "--grain:trace-format=perfetto"},
+        false);
+    auto& k = grain::knobs().define_double("test.trace.perfetto", 0, 1, 0.5, "a test knob");
+    EXPECT_EQ(grain::async([] { return fib(14); }).get(), 377);
+    k.set(0.25, "perfetto test", "json-rule", {{"/threads/idle-rate", 0.5}});
+    rt.stop();
+    phases = total_phases(rt);
+  }
+  const std::string json = (dir / "trace.json").string();
+  ASSERT_TRUE(fs::exists(json));
+  std::ofstream(dir / "check.py") << R"(
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+x = [e for e in ev if e["ph"] == "X" and e.get("cat") == "task"]
+phases = [e for e in x if "resumed_child" not in e["args"]]
+guids = {e["args"]["guid"] for e in x}
+bad_parent = [e for e in x if e["args"]["parent"] != 0 and e["args"]["parent"] not in guids]
+names = sorted(e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name")
+counters = [e for e in ev if e["ph"] == "C" and e["name"].startswith("/threads")]
+inst = [e for e in ev if e["ph"] == "i" and e["args"].get("knob") == "test.trace.perfetto"]
+neg = [e for e in x if e["dur"] < 0]
+print("slices", len(phases))
+print("bad_parents", len(bad_parent))
+print("negative", len(neg))
+print("threads", "|".join(names))
+print("counters", len(counters))
+print("decision", inst[0]["name"], inst[0]["args"]["old_value"], inst[0]["args"]["new_value"],
+      inst[0]["args"]["reason"], inst[0]["args"]["trigger:/threads/idle-rate"])
+)";
+  auto r = run_command("python3 '" + (dir / "check.py").string() + "' '" + json + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("slices " + std::to_string(phases) + "\n"), std::string::npos)
+      << r.output << "(task phases: " << phases << ")";
+  EXPECT_NE(r.output.find("bad_parents 0\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("negative 0\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("threads policy engine|runtime counters|worker 0|worker 1\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("counters 0\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("decision policy:json-rule 0.5 0.25 perfetto test 0.5\n"),
+            std::string::npos)
+      << r.output;
+}
+
+}  // namespace
+}  // namespace grain::test
