@@ -734,7 +734,7 @@ std::uint64_t engine::thread_cpu_ns() const noexcept {
 }
 
 std::size_t engine::lua_memory() const noexcept {
-  return impl_->mem_used;
+  return impl_->mem_used.load(std::memory_order_relaxed);
 }
 
 }  // namespace grain::policy

@@ -104,7 +104,7 @@ struct engine::impl {
 
   // Lua state and its limits.
   lua_State* L = nullptr;
-  std::size_t mem_used = 0;
+  std::atomic<std::size_t> mem_used{0};  // written by the Lua thread only (plain stores)
   std::size_t mem_limit = 0;
   std::uint64_t budget_used = 0;
   bool budget_exhausted = false;

@@ -39,16 +39,17 @@ constexpr const char* tuner_meta = "grain.tuner";
 void* limited_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
   auto* e = static_cast<engine::impl*>(ud);
   const std::size_t old = ptr ? osize : 0;
+  const std::size_t used = e->mem_used.load(std::memory_order_relaxed);
   if (nsize == 0) {
     std::free(ptr);
-    e->mem_used -= old;
+    e->mem_used.store(used - old, std::memory_order_relaxed);
     return nullptr;
   }
   // Growth beyond the cap fails (Lua raises "not enough memory"); shrinking never fails.
-  if (nsize > old && e->mem_used - old + nsize > e->mem_limit) return nullptr;
+  if (nsize > old && used - old + nsize > e->mem_limit) return nullptr;
   void* p = std::realloc(ptr, nsize);
   if (!p) return nullptr;
-  e->mem_used = e->mem_used - old + nsize;
+  e->mem_used.store(used - old + nsize, std::memory_order_relaxed);
   return p;
 }
 
