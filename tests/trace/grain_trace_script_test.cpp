@@ -1,0 +1,82 @@
+// scripts/grain-trace (Python, python3-otf2 + matplotlib) on grain traces and on an OTF2
+// archive another tool wrote (tests/trace/write_foreign_otf2.py, the python otf2 writer).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "grain/grain.hpp"
+#include "trace_util.hpp"
+
+namespace grain::test {
+namespace {
+
+const std::string script = std::string(GRAIN_SOURCE_DIR) + "/scripts/grain-trace";
+
+long fib(int n) {
+  if (n < 2) return n;
+  grain::future<long> a = grain::async(fib, n - 1);
+  long b = fib(n - 2);
+  return a.get() + b;
+}
+
+class GrainTraceScript : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_python_otf2()) GTEST_SKIP() << "/usr/bin/python3 cannot import otf2";
+  }
+};
+
+TEST_F(GrainTraceScript, SummaryAndPlotOfAGrainTrace) {
+  temp_path dir("script");
+  {
+    grain::runtime rt(
+        {"--grain:threads=2", "--grain:trace=" + dir.str(), "--grain:sample-interval=1"}, false);
+    auto& k = grain::knobs().define_int("test.script.chunk", 1, 4096, 64, "a test knob");
+    grain::async([] { return fib(12); }).get();
+    k.set(256, "tasks too small", "coarsen", {{"/threads/time/average", 850}});
+    grain::async([] { return fib(12); }).get();
+    k.set(128, "idle workers", "refine");
+    rt.stop();
+  }
+  auto r = run_command(script + " summary '" + dir.str() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* s :
+       {"worker 0", "worker 1", "task:long (*)(int)", "Idle", "Decisions (2)", "coarsen", "refine",
+        "test.script.chunk", "tasks too small", "/threads/time/average=850"})
+    EXPECT_NE(r.output.find(s), std::string::npos) << "no '" << s << "' in\n" << r.output;
+  // fib(12) twice: 2 * (fib(13) - 1) = 464 tasks of the fib kind (distinct GUIDs).
+  EXPECT_NE(r.output.find(" 464 "), std::string::npos) << r.output;
+
+  const std::string png = (dir / "plot.png").string();
+  r = run_command(script + " plot '" + (dir / "traces.otf2").string() + "' -o '" + png +
+                  "' --counter '/threads{locality#0/total}/idle-rate' --counter "
+                  "'/threads{locality#0/pool#default/worker#*}/count/cumulative'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("2 decisions"), std::string::npos) << r.output;
+  ASSERT_TRUE(fs::exists(png));
+  EXPECT_GT(fs::file_size(png), 10000u);
+
+  r = run_command(script + " plot '" + dir.str() + "' -o '" + png + "' --counter /no/such");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("no metric matches"), std::string::npos) << r.output;
+}
+
+TEST_F(GrainTraceScript, WorksOnAnArchiveGrainDidNotWrite) {
+  temp_path dir("foreign");
+  auto r = run_command("/usr/bin/python3 '" + std::string(GRAIN_SOURCE_DIR) +
+                       "/tests/trace/write_foreign_otf2.py' '" + dir.str() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  expect_otf2_print_accepts((dir / "traces.otf2").string());
+  r = run_command(script + " summary '" + (dir / "traces.otf2").string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* s :
+       {"Thread 0", "Thread 1", "solve", "MPI_Wait", "510.000 us", "90.000 us", "Decisions (0)"})
+    EXPECT_NE(r.output.find(s), std::string::npos) << "no '" << s << "' in\n" << r.output;
+  const std::string png = (dir / "plot.png").string();
+  r = run_command(script + " plot '" + dir.str() + "' -o '" + png + "' --counter temperature");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_GT(fs::file_size(png), 5000u);
+}
+
+}  // namespace
+}  // namespace grain::test
