@@ -204,7 +204,9 @@ TEST(TraceRuntime, FibTaskEntersMatchPhases) {
 TEST(TraceRuntime, DecisionsThroughTheKnobApi) {
   temp_path dir("knobs");
   {
-    grain::runtime rt({"--grain:threads=2", "--grain:trace=" + dir.str()}, false);
+    grain::runtime rt({"--grain:threads=2", "--grain:trace=" + dir.str(),
+                       "--grain:trace-counters=/threads/idle-rate"},
+                      false);
     auto& k = grain::knobs().define_int("test.trace.grain", 1, 1000, 10, "a test knob");
     k.set(64, "idle rate too high", "grow-grain", {{"/threads/idle-rate", 0.42}});
     grain::async([] { return fib(8); }).get();
@@ -215,6 +217,11 @@ TEST(TraceRuntime, DecisionsThroughTheKnobApi) {
   expect_otf2_print_accepts(anchor(dir));
   auto t = read_otf2(anchor(dir));
   check_trace(t);
+  // --grain:trace-counters: only that counter (the short name is the locality total).
+  const auto* m = t.location("runtime counters");
+  ASSERT_TRUE(m);
+  EXPECT_FALSE(m->events.empty());
+  for (auto& e : m->events) EXPECT_EQ(e.name, "/threads{locality#0/total}/idle-rate");
   const auto* p = t.location("policy engine");
   ASSERT_TRUE(p);
   struct seen {

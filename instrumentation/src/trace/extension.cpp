@@ -24,6 +24,9 @@ class trace_extension final : public extension {
          "otf2|perfetto"},
         {"trace-overwrite", "allow --grain:trace=DIR to exist (its old trace is replaced)", false,
          false, ""},
+        {"trace-counters",
+         "record only the counters matching PATTERN ('*' wildcards; repeatable; default: all)",
+         true, true, "PATTERN"},
     };
   }
 
@@ -37,7 +40,7 @@ class trace_extension final : public extension {
     else
       throw option_error("--grain:trace-format=" + fmt + ": use otf2 or perfetto");
     if (!o.has("trace")) {
-      if (o.has("trace-format") || o.has("trace-overwrite"))
+      if (o.has("trace-format") || o.has("trace-overwrite") || o.has("trace-counters"))
         spdlog::warn(
             "grain: --grain:trace-format/--grain:trace-overwrite without --grain:trace "
             "have no effect");
@@ -47,6 +50,7 @@ class trace_extension final : public extension {
     cfg.dir = o.get("trace");
     cfg.format = f;
     cfg.overwrite = o.has("trace-overwrite");
+    cfg.counter_patterns = o.get_all("trace-counters");
     cfg.workers = rt.num_workers();
     cfg.locality = rt.locality();
     session_ = std::make_unique<trace_session>(std::move(cfg));

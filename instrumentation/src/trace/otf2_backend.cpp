@@ -201,12 +201,13 @@ class otf2_backend final : public backend {
   }
 
   void sample(session_core& s, const counter_snapshot& snap) override {
+    const auto& wanted = s.wanted_counters(snap);
     if (snap.layout_generation != layout_ || index_.size() != snap.values.size()) {
       layout_ = snap.layout_generation;
       std::map<std::string, counter_info> infos;
       for (auto& c : registry().list("*")) infos.emplace(c.name, c);
       index_.assign(snap.values.size(), 0);
-      for (std::size_t i = 0; i < snap.values.size(); ++i) {
+      for (std::uint32_t i : wanted) {
         const auto& v = snap.values[i];
         auto it = infos.find(v.name);
         const bool total = v.kind == counter_kind::monotonic;
@@ -216,7 +217,7 @@ class otf2_backend final : public backend {
       }
     }
     const std::uint64_t ts = s.clamp_aux(snap.time_ns);
-    for (std::size_t i = 0; i < snap.values.size(); ++i)
+    for (std::uint32_t i : wanted)
       if (snap.values[i].available) write_metric(metric_evt_, ts, index_[i], snap.values[i].value);
   }
 

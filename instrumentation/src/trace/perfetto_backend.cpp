@@ -58,8 +58,9 @@ class perfetto_backend final : public backend {
   void sample(session_core& s, const counter_snapshot& snap) override {
     start_ = s.start_ns;
     const std::uint64_t ts = s.clamp_aux(snap.time_ns);
-    for (const auto& v : snap.values)
-      if (v.available) counter_event(v.name, ts, nw_, v.value);
+    for (std::uint32_t i : s.wanted_counters(snap))
+      if (snap.values[i].available)
+        counter_event(snap.values[i].name, ts, nw_, snap.values[i].value);
   }
 
   void knob_value(session_core& s, const std::string& knob, double value,

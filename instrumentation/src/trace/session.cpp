@@ -68,6 +68,20 @@ bool chain_store::take(std::uint64_t guid, std::vector<frame>& out) {
   return true;
 }
 
+const std::vector<std::uint32_t>& session_core::wanted_counters(const counter_snapshot& snap) {
+  if (snap.layout_generation != wanted_layout || wanted_layout == ~0ull) {
+    wanted_layout = snap.layout_generation;
+    wanted.clear();
+    for (std::size_t i = 0; i < snap.values.size(); ++i) {
+      bool keep = patterns.empty();
+      for (auto& p : patterns)
+        if (!keep && p.matches(snap.values[i].name)) keep = true;
+      if (keep) wanted.push_back(static_cast<std::uint32_t>(i));
+    }
+  }
+  return wanted;
+}
+
 worker_buf::~worker_buf() {
   auto free_list = [](chunk* c) {
     while (c) {
@@ -489,6 +503,13 @@ trace_session::trace_session(trace_config cfg) : impl_(std::make_unique<impl>())
   if (ec || !fs::is_directory(dir))
     throw option_error("--grain:trace=" + cfg.dir + ": cannot create the directory: " +
                        (ec ? ec.message() : std::string("not a directory")));
+  for (auto& p : cfg.counter_patterns) {
+    try {
+      s.patterns.emplace_back(p);
+    } catch (const std::invalid_argument& e) {
+      throw option_error("--grain:trace-counters=" + p + ": " + e.what());
+    }
+  }
   s.cfg = std::move(cfg);
   s.path = (dir / (s.cfg.format == trace_format::otf2 ? "traces.otf2" : "trace.json")).string();
   s.workers = std::vector<worker_buf>(s.cfg.workers);

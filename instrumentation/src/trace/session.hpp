@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "grain/hooks.hpp"
+#include "grain/instrumentation/counters.hpp"
 #include "grain/instrumentation/listener.hpp"
 #include "grain/instrumentation/trace.hpp"
 #include "grain/knob.hpp"
@@ -166,6 +167,12 @@ struct session_core {
   std::uint64_t aux_last_ts = 0;
   std::uint64_t samples = 0;
   std::uint64_t decisions = 0;
+
+  // Counters to record: the snapshot indices, recomputed when the layout changes.
+  std::vector<counter_pattern> patterns;
+  std::uint64_t wanted_layout = ~0ull;
+  std::vector<std::uint32_t> wanted;  // indices into counter_snapshot::values
+  const std::vector<std::uint32_t>& wanted_counters(const counter_snapshot& snap);
 
   std::uint64_t clamp_aux(std::uint64_t ts) noexcept {
     if (ts < aux_last_ts) ts = aux_last_ts;

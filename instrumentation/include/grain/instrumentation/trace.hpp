@@ -5,6 +5,7 @@
 //   --grain:trace=DIR                  record DIR/traces.otf2 (OTF2) or DIR/trace.json
 //   --grain:trace-format=otf2|perfetto OTF2 archive (default) or Chrome/Perfetto JSON
 //   --grain:trace-overwrite            allow DIR to exist (our old trace files in it go)
+//   --grain:trace-counters=PATTERN     record only matching counters (repeatable; default all)
 //
 // Workers record into per-worker buffers written only by their own worker (no lock on the task
 // path); the archive is complete at normal exit, when main throws (std::terminate) and on
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "grain/extension.hpp"
 
@@ -28,7 +30,8 @@ struct trace_config {
   unsigned workers = 1;   // worker ids 0..workers-1 get a location each
   unsigned locality = 0;  // OTF2 location group (rank); location ids are rank<<32 | index
   bool counters = true;   // record counter snapshots (grain::instrumentation::add_listener)
-  bool decisions = true;  // record knob decisions (grain::knobs().add_listener)
+  std::vector<std::string> counter_patterns;  // '*' patterns (counter_pattern); empty: all
+  bool decisions = true;                      // record knob decisions (grain::knobs().add_listener)
 };
 
 // What a finished recording wrote.
