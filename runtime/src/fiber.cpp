@@ -68,7 +68,6 @@ void fiber_switch(fiber* from, fiber* to, switch_record& rec) {
 #if GRAIN_TSAN
   __tsan_switch_to_fiber(to->tsan_fiber, 0);
 #endif
-  (void)from;
   bctx::transfer_t t = bctx::jump_fcontext(to->ctx, &rec);
   fiber_arrived(t);
 }

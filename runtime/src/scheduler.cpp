@@ -159,9 +159,6 @@ scheduler::~scheduler() {
     fiber_destroy(*f);
     delete f;
   }
-  for (auto& w : workers_) {
-    (void)w;
-  }
 }
 
 int scheduler::pool_index(std::string_view name) const noexcept {
@@ -212,7 +209,7 @@ void scheduler::put_free_fiber(worker* w, fiber* f) noexcept {
   if (global_free_count_ >= resident_global_fibers_max) {
     // Keep the mapping for reuse, give the memory back: after a burst of suspended tasks the
     // resident size returns to normal.
-    ::madvise(f->stk.base, f->stk.size - stack_pool::page_size(), MADV_DONTNEED);
+    stack_pool::release_pages(f->stk);
   }
   f->next = global_free_fibers_;
   global_free_fibers_ = f;

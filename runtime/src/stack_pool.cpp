@@ -48,19 +48,8 @@ stack_pool::~stack_pool() {
   for (auto& [p, n] : slabs_) ::munmap(p, n);
 }
 
-std::size_t stack_pool::guarded_in_use() const noexcept {
-  std::lock_guard lock(mutex_);
-  return guarded_;
-}
-
 stack stack_pool::allocate() {
   std::lock_guard lock(mutex_);
-  if (!free_guarded_.empty()) {
-    stack s = free_guarded_.back();
-    free_guarded_.pop_back();
-    ++guarded_;
-    return s;
-  }
   if (all_guarded_.size() < guard_budget_) {
     const std::size_t page = page_size();
     char* m = map_or_throw(size_ + page);
@@ -70,7 +59,6 @@ stack stack_pool::allocate() {
     }
     stack s{m + page, size_, m};
     all_guarded_.push_back(s);
-    ++guarded_;
     return s;
   }
   if (!warned_) {
@@ -92,15 +80,8 @@ stack stack_pool::allocate() {
   return s;
 }
 
-void stack_pool::deallocate(stack s) noexcept {
+void stack_pool::release_pages(const stack& s) noexcept {
   ::madvise(s.base, s.size, MADV_DONTNEED);
-  std::lock_guard lock(mutex_);
-  if (s.guard) {
-    --guarded_;
-    free_guarded_.push_back(s);
-  } else {
-    free_unguarded_.push_back(s);
-  }
 }
 
 }  // namespace grain::detail

@@ -25,24 +25,21 @@ class stack_pool {
   stack_pool(const stack_pool&) = delete;
   stack_pool& operator=(const stack_pool&) = delete;
 
+  // Stacks live as long as the pool: fibers keep theirs and are reused whole.
   stack allocate();
-  // Returns the stack for reuse; its pages are released to the OS (MADV_DONTNEED).
-  void deallocate(stack s) noexcept;
+  // Give a parked stack's memory back to the OS; the mapping stays for reuse.
+  static void release_pages(const stack& s) noexcept;
 
   std::size_t stack_size() const noexcept { return size_; }
-  std::size_t guarded_in_use() const noexcept;
   std::size_t guard_budget() const noexcept { return guard_budget_; }
-  // True if `addr` is inside the guard page of any stack this pool made.
   static std::size_t page_size() noexcept;
 
  private:
   std::size_t size_;
   std::size_t guard_budget_;
-  mutable std::mutex mutex_;
-  std::size_t guarded_ = 0;
+  std::mutex mutex_;
   bool warned_ = false;
-  std::vector<stack> free_guarded_;
-  std::vector<stack> free_unguarded_;
+  std::vector<stack> free_unguarded_;  // carved from slabs, not yet handed out
   std::vector<std::pair<char*, std::size_t>> slabs_;
   std::vector<stack> all_guarded_;  // to unmap at exit
 };

@@ -112,15 +112,51 @@ future<R> then_impl(Arg&& arg, F&& f, const executor& ex) {
   return future_access::adopt<R>(c);
 }
 
+// What future and shared_future have in common: the state pointer, the observers, waiting.
+template <class R>
+class future_base {
+ public:
+  bool valid() const noexcept { return state_ != nullptr; }
+  bool is_ready() const noexcept { return state_ && state_->is_ready(); }
+  bool has_value() const noexcept { return is_ready() && !state_->error; }
+  bool has_exception() const noexcept { return is_ready() && state_->error; }
+
+  void wait() const {
+    if (!state_) throw_future_error(future_errc::no_state);
+    state_->wait();
+  }
+  template <class Rep, class Period>
+  future_status wait_for(const std::chrono::duration<Rep, Period>& d) const {
+    return wait_status(state_, deadline_after(d));
+  }
+  template <class Clock, class Duration>
+  future_status wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
+    return wait_status(state_, to_deadline(tp));
+  }
+
+ protected:
+  future_base() noexcept = default;
+  explicit future_base(shared_state<R>* s) noexcept : state_(s) {}
+  ~future_base() { reset(); }
+  void reset() noexcept {
+    if (state_) std::exchange(state_, nullptr)->release();
+  }
+  shared_state<R>* state_ = nullptr;
+};
+
 }  // namespace detail
 
 template <class R>
-class future {
+class future : public detail::future_base<R> {
+  using base = detail::future_base<R>;
+  using base::reset;
+  using base::state_;
+
  public:
   using value_type = R;
 
   future() noexcept = default;
-  future(future&& o) noexcept : state_(std::exchange(o.state_, nullptr)) {}
+  future(future&& o) noexcept : base(std::exchange(o.state_, nullptr)) {}
   future& operator=(future&& o) noexcept {
     if (this != &o) {
       reset();
@@ -130,12 +166,6 @@ class future {
   }
   future(const future&) = delete;
   future& operator=(const future&) = delete;
-  ~future() { reset(); }
-
-  bool valid() const noexcept { return state_ != nullptr; }
-  bool is_ready() const noexcept { return state_ && state_->is_ready(); }
-  bool has_value() const noexcept { return is_ready() && !state_->error; }
-  bool has_exception() const noexcept { return is_ready() && state_->error; }
 
   R get() {
     if (!state_) detail::throw_future_error(future_errc::no_state);
@@ -154,19 +184,6 @@ class future {
     }
   }
 
-  void wait() const {
-    if (!state_) detail::throw_future_error(future_errc::no_state);
-    state_->wait();
-  }
-  template <class Rep, class Period>
-  future_status wait_for(const std::chrono::duration<Rep, Period>& d) const {
-    return detail::wait_status(state_, detail::deadline_after(d));
-  }
-  template <class Clock, class Duration>
-  future_status wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
-    return detail::wait_status(state_, detail::to_deadline(tp));
-  }
-
   shared_future<R> share() noexcept;
 
   // f(future<R>) runs as a new task once this future is ready; this future becomes invalid.
@@ -182,30 +199,30 @@ class future {
 
  private:
   friend struct detail::future_access;
-  explicit future(detail::shared_state<R>* s) noexcept : state_(s) {}
-  void reset() noexcept {
-    if (state_) std::exchange(state_, nullptr)->release();
-  }
-  detail::shared_state<R>* state_ = nullptr;
+  explicit future(detail::shared_state<R>* s) noexcept : base(s) {}
 };
 
 template <class R>
-class shared_future {
+class shared_future : public detail::future_base<R> {
+  using base = detail::future_base<R>;
+  using base::reset;
+  using base::state_;
+
  public:
   using value_type = R;
 
   shared_future() noexcept = default;
   shared_future(future<R>&& f) noexcept  // NOLINT(google-explicit-constructor)
-      : state_(detail::future_access::state(f)) {
+      : base(detail::future_access::state(f)) {
     if (state_) {
       state_->add_ref();
       f = future<R>();
     }
   }
-  shared_future(const shared_future& o) noexcept : state_(o.state_) {
+  shared_future(const shared_future& o) noexcept : base(o.state_) {
     if (state_) state_->add_ref();
   }
-  shared_future(shared_future&& o) noexcept : state_(std::exchange(o.state_, nullptr)) {}
+  shared_future(shared_future&& o) noexcept : base(std::exchange(o.state_, nullptr)) {}
   shared_future& operator=(const shared_future& o) noexcept {
     if (o.state_) o.state_->add_ref();
     reset();
@@ -219,12 +236,6 @@ class shared_future {
     }
     return *this;
   }
-  ~shared_future() { reset(); }
-
-  bool valid() const noexcept { return state_ != nullptr; }
-  bool is_ready() const noexcept { return state_ && state_->is_ready(); }
-  bool has_value() const noexcept { return is_ready() && !state_->error; }
-  bool has_exception() const noexcept { return is_ready() && state_->error; }
 
   decltype(auto) get() const {
     if (!state_) detail::throw_future_error(future_errc::no_state);
@@ -236,18 +247,6 @@ class shared_future {
     } else {
       return static_cast<const R&>(state_->value());
     }
-  }
-  void wait() const {
-    if (!state_) detail::throw_future_error(future_errc::no_state);
-    state_->wait();
-  }
-  template <class Rep, class Period>
-  future_status wait_for(const std::chrono::duration<Rep, Period>& d) const {
-    return detail::wait_status(state_, detail::deadline_after(d));
-  }
-  template <class Clock, class Duration>
-  future_status wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
-    return detail::wait_status(state_, detail::to_deadline(tp));
   }
 
   template <class F>
@@ -263,10 +262,6 @@ class shared_future {
 
  private:
   friend struct detail::future_access;
-  void reset() noexcept {
-    if (state_) std::exchange(state_, nullptr)->release();
-  }
-  detail::shared_state<R>* state_ = nullptr;
 };
 
 template <class R>
