@@ -2,7 +2,9 @@
 // archive another tool wrote (tests/trace/write_foreign_otf2.py, the python otf2 writer).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 
 #include "grain/grain.hpp"
 #include "trace_util.hpp"
@@ -32,6 +34,15 @@ TEST_F(GrainTraceScript, SummaryAndPlotOfAGrainTrace) {
     grain::runtime rt(
         {"--grain:threads=2", "--grain:trace=" + dir.str(), "--grain:sample-interval=1"}, false);
     auto& k = grain::knobs().define_int("test.script.chunk", 1, 4096, 64, "a test knob");
+    // Both workers must appear in the trace even on a loaded machine, where one worker can
+    // run all of a small fib: the first task spins until a second one has started, which
+    // only the other worker can do (the first one does not yield).
+    std::atomic<bool> second_started{false};
+    grain::async([&] {
+      auto other = grain::async([&] { second_started = true; });
+      while (!second_started) std::this_thread::yield();
+      other.get();
+    }).get();
     grain::async([] { return fib(12); }).get();
     k.set(256, "tasks too small", "coarsen", {{"/threads/time/average", 850}});
     grain::async([] { return fib(12); }).get();
