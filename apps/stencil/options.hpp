@@ -1,0 +1,37 @@
+#pragma once
+// Command line of grain-stencil (the --grain: options belong to the runtime and are skipped).
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "partition.hpp"
+
+namespace stencil {
+
+struct options {
+  std::size_t nx = 10;       // points per partition (HPX's default)
+  std::size_t np = 10;       // partitions
+  std::size_t points = 0;    // --points: total points instead of np (np = ceil(points / nx))
+  std::size_t nt = 45;       // time steps
+  parameters params;         // --k, --dt, --dx
+  bool verify = false;       // compare with the serial computation
+  bool results = false;      // print the final values like HPX
+  bool print_steps = false;  // one line per time step
+  int repeat = 1;
+  std::size_t check_every = 1;  // read the stencil.nx knob every K step boundaries
+  std::size_t window = 2;       // time steps in flight at most (0: all, like HPX)
+  // --repartition-at=STEP:NX: set stencil.nx to NX at the boundary before STEP (repeatable).
+  std::vector<std::pair<std::size_t, std::size_t>> repartition_at;
+  bool help = false;
+
+  std::size_t total() const noexcept { return points != 0 ? points : nx * np; }
+};
+
+// Parses everything that does not start with --grain:. Throws std::invalid_argument with a
+// message that names the option on any bad input.
+options parse_options(int argc, char** argv);
+
+std::string usage();
+
+}  // namespace stencil

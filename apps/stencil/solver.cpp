@@ -1,0 +1,111 @@
+#include "solver.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+
+namespace stencil {
+
+solver::solver(const options& o, grain::knob& nx_knob, std::size_t initial_nx,
+               const grain::counters::app_counter& iteration_time)
+    : o_(o), nx_knob_(nx_knob), initial_nx_(initial_nx), iteration_time_(iteration_time) {}
+
+space solver::initial(const layout& l) const {
+  space s(l.count());
+  for (std::size_t i = 0; i < s.size(); ++i)
+    s[i] = grain::async(grain::annotate("stencil-init", [size = l.size(i), first = l.begin(i)] {
+             return partition_data(size, first);
+           })).share();
+  return s;
+}
+
+space solver::step(const space& current, step_tracker* tracker) const {
+  const std::size_t np = current.size();
+  space next(np);
+  // The task receives its inputs as (ready) futures rather than through grain::unwrapping:
+  // it must count itself in the step even when an input failed, and unwrapping would throw
+  // before the function runs.
+  auto op = [p = o_.params, tracker](const partition& left, const partition& middle,
+                                     const partition& right) {
+    arrive_on_exit counted{tracker};
+    return heat_part(p, left.get(), middle.get(), right.get());
+  };
+  for (std::size_t i = 0; i < np; ++i) {
+    const std::size_t left = i == 0 ? np - 1 : i - 1;
+    const std::size_t right = i + 1 == np ? 0 : i + 1;
+    next[i] = grain::dataflow(grain::annotate("stencil-partition", op), current[left], current[i],
+                              current[right])
+                  .share();
+  }
+  return next;
+}
+
+space solver::repartition(const space& current, const layout& from, const layout& to) {
+  space next(to.count());
+  for (std::size_t j = 0; j < next.size(); ++j) {
+    const std::size_t lo = to.begin(j), hi = to.end(j);
+    const std::size_t first = from.owner(lo), last = from.owner(hi - 1);
+    space inputs(current.begin() + static_cast<std::ptrdiff_t>(first),
+                 current.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+    auto copy = [lo, hi, first, from](const space& in) {
+      partition_data out(hi - lo);
+      for (std::size_t k = 0; k < in.size(); ++k) {
+        const std::size_t o = first + k;
+        const std::size_t b = std::max(lo, from.begin(o)), e = std::min(hi, from.end(o));
+        std::memcpy(out.data() + (b - lo), in[k].get().data() + (b - from.begin(o)),
+                    (e - b) * sizeof(double));
+      }
+      return out;
+    };
+    next[j] =
+        grain::dataflow(grain::annotate("stencil-repartition", copy), std::move(inputs)).share();
+  }
+  return next;
+}
+
+std::size_t solver::scheduled_nx(std::size_t step) const {
+  std::size_t nx = 0;
+  for (const auto& [s, v] : o_.repartition_at)
+    if (s == step) nx = v;  // the last one given for a step wins
+  return nx;
+}
+
+run_result solver::run() {
+  run_result r;
+  const std::size_t total = o_.total();
+  layout l{total, std::min(initial_nx_, total)};
+  r.start_ns = grain::now_ns();
+  space current = initial(l);
+  r.steps.reserve(o_.nt);
+  for (std::size_t t = 0; t < o_.nt; ++t) {
+    // Keep at most `window` steps in flight: wait for step t - window to end.
+    if (o_.window != 0 && t >= o_.window) r.steps[t - o_.window]->done().wait();
+    const std::size_t forced = scheduled_nx(t);
+    if (forced != 0)
+      nx_knob_.set(static_cast<double>(forced),
+                   "--repartition-at=" + std::to_string(t) + ":" + std::to_string(forced),
+                   "stencil");
+    if (forced != 0 || t % o_.check_every == 0) {
+      const auto want = static_cast<std::size_t>(
+          std::clamp<std::int64_t>(nx_knob_.int_value(), 1, static_cast<std::int64_t>(total)));
+      if (want != l.nx) {
+        const layout to{total, want};
+        current = repartition(current, l, to);
+        l = to;
+        ++r.repartitions;
+      }
+    }
+    r.steps.push_back(std::make_unique<step_tracker>(
+        t, l.count(), l.nx, t == 0 ? nullptr : r.steps[t - 1].get(), r.start_ns, iteration_time_));
+    current = step(current, r.steps.back().get());
+  }
+  if (!r.steps.empty()) r.steps.back()->done().wait();
+  for (auto& p : current) p.wait();
+  r.end_ns = grain::now_ns();
+  r.solution = std::move(current);
+  r.final_layout = l;
+  return r;
+}
+
+}  // namespace stencil

@@ -1,0 +1,58 @@
+#pragma once
+// The futurized 1-D heat ring (HPX's 1d_stencil_4 with a partition size that may change
+// between time steps).
+//
+// Every partition of every step is a shared_future. Partition i of step t+1 is a dataflow on
+// partitions i-1, i and i+1 of step t (modulo the ring), so a partition starts as soon as its
+// three inputs exist: there is no barrier between steps. A driver task submits the steps; it
+// keeps at most `window` steps in flight, so that it reads the knob stencil.nx close to the
+// computation instead of submitting every step up front. When the knob changed, the next
+// step's input is re-partitioned by dataflow too: each new partition is a copy task on the old
+// partitions that overlap it — still no global barrier, and the total stays fixed.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "grain/grain.hpp"
+#include "layout.hpp"
+#include "options.hpp"
+#include "partition.hpp"
+#include "step_tracker.hpp"
+
+namespace stencil {
+
+using partition = grain::shared_future<partition_data>;
+using space = std::vector<partition>;
+
+struct run_result {
+  std::uint64_t start_ns = 0, end_ns = 0;
+  std::vector<std::unique_ptr<step_tracker>> steps;  // one per time step, all ended
+  space solution;                                    // the partitions after the last step
+  layout final_layout;
+  std::size_t repartitions = 0;
+};
+
+class solver {
+ public:
+  // nx_knob is read at step boundaries; `initial_nx` is where every run starts.
+  solver(const options& o, grain::knob& nx_knob, std::size_t initial_nx,
+         const grain::counters::app_counter& iteration_time);
+
+  // One run of o.nt steps. Call it from a task (it waits on futures). An exception thrown by a
+  // partition task is rethrown here.
+  run_result run();
+
+ private:
+  space initial(const layout& l) const;
+  space step(const space& current, step_tracker* tracker) const;
+  static space repartition(const space& current, const layout& from, const layout& to);
+  std::size_t scheduled_nx(std::size_t step) const;  // --repartition-at, 0 if none
+
+  const options& o_;
+  grain::knob& nx_knob_;
+  std::size_t initial_nx_;
+  const grain::counters::app_counter& iteration_time_;
+};
+
+}  // namespace stencil
