@@ -86,16 +86,7 @@ class policy_extension final : public extension {
   }
 
   void configure(const options& o, runtime_core& rt) override {
-    // Knobs of components that come later (adaptive launch and chunking) exist from here on,
-    // so policies and --grain:knob can name them.
-    if (!knobs().find("inline.lambda"))
-      knobs().define_double("inline.lambda", 0, 1000, 0,
-                            "lambda of launch::adaptive: inline when the predicted task duration "
-                            "< lambda * t_o (0: never inline)");
-    if (!knobs().find("loop.lambda"))
-      knobs().define_double("loop.lambda", 0, 1000, 10,
-                            "lambda of adaptive chunking: chunk time >= lambda * t_o");
-
+    // inline.lambda and loop.lambda are defined by the runtime before extensions configure.
     for (const std::string& kv : o.get_all("knob")) {
       auto eq = kv.find('=');
       if (eq == std::string::npos || eq == 0)

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "adaptive_inlining.hpp"
 #include "grain/clock.hpp"
 #include "scheduler.hpp"
 
@@ -152,7 +153,7 @@ std::vector<pool_request> parse_pools(const std::string& spec, unsigned threads)
 }  // namespace
 
 std::vector<option_spec> core_option_specs() {
-  return {
+  std::vector<option_spec> specs = {
       {"threads", "number of worker threads (default: one per processing unit)", true, false, "N"},
       {"pools", "named pools taking workers from the default pool, e.g. critical:2", true, false,
        "NAME:N[,NAME:N]"},
@@ -163,6 +164,8 @@ std::vector<option_spec> core_option_specs() {
       {"log-level", "trace, debug, info, warn, error, critical or off (default warn)", true, false,
        "LEVEL"},
   };
+  for (auto& s : detail::inlining_option_specs()) specs.push_back(s);
+  return specs;
 }
 
 runtime_core::runtime_core(int& argc, char** argv, std::vector<std::unique_ptr<extension>> exts) {
@@ -211,6 +214,7 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
   if (runtime_core* expected = nullptr; !g_current.compare_exchange_strong(expected, this))
     throw std::logic_error("grain: a runtime is already running in this process");
   try {
+    detail::start_inlining(opts_, *topo_, cfg.stack_size);  // before any scheduler exists
     sched_ = std::make_unique<detail::scheduler>(cfg, *topo_);
     for (unsigned p = 0; p < sched_->num_pools(); ++p) {
       auto& pool = sched_->pool_at(p);
@@ -246,6 +250,7 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
       }
     }
     started_.clear();
+    detail::stop_inlining();
     g_current.store(nullptr);
     throw;
   }
@@ -281,6 +286,7 @@ void runtime_core::stop() {
   sched_->wait_quiescent();
   sched_->stop();
   uninstall_signal_handling();
+  detail::stop_inlining();
   g_current.store(nullptr, std::memory_order_release);
   if (first) std::rethrow_exception(first);
 }

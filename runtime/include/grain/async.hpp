@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "grain/clock.hpp"
 #include "grain/future.hpp"
 #include "grain/launch.hpp"
 
@@ -47,6 +48,12 @@ struct bound_call {
   decltype(auto) operator()() { return std::apply(std::move(f), std::move(args)); }
 };
 
+// launch::adaptive (runtime/src/adaptive_inlining.cpp): the decision for one task (it also
+// sets t->depth), and a measured inclusive duration for the task's (kind, depth) estimate.
+enum class adaptive_choice : unsigned char { spawn_timed, inline_untimed, inline_timed };
+adaptive_choice adaptive_decide(task_base* t) noexcept;
+void adaptive_record(const task_base* t, std::uint64_t ns) noexcept;
+
 template <class R, class F>
 struct async_op final : shared_state<R>, task_base {
   union {
@@ -70,6 +77,42 @@ struct async_op final : shared_state<R>, task_base {
     self->release();
   }
   static void run_deferred(task_base* t) { static_cast<async_op*>(t)->invoke(); }
+  // A spawned adaptive task reports its duration (wall time, suspensions included).
+  static void run_timed_and_release(task_base* t) {
+    auto* self = static_cast<async_op*>(t);
+    const std::uint64_t t0 = now_ns();
+    self->invoke();
+    adaptive_record(self, now_ns() - t0);
+    self->release();
+  }
+
+  // Run inline before the future exists: the future will hold the only reference and nobody
+  // can be waiting, so completing costs no atomic read-modify-write.
+  void run_unpublished() {
+    this->refs_.store(1, std::memory_order_relaxed);
+    this->set_unpublished();
+    this->producer = nullptr;
+    run_fn = &run_deferred;  // invoke only: there is no producer reference to release
+    run_inline(this);
+  }
+
+  void launch_adaptive() {
+    switch (adaptive_decide(this)) {
+      case adaptive_choice::inline_untimed:
+        run_unpublished();
+        break;
+      case adaptive_choice::inline_timed: {
+        const std::uint64_t t0 = now_ns();
+        run_unpublished();
+        adaptive_record(this, now_ns() - t0);
+        break;
+      }
+      case adaptive_choice::spawn_timed:
+        run_fn = &run_timed_and_release;
+        spawn(this);
+        break;
+    }
+  }
 
   static async_op* create(F&& f, const executor& ex, const char* name, bool deferred) {
     auto* op = ::new (allocate_for<async_op>()) async_op(std::move(f));
@@ -97,9 +140,6 @@ struct async_op final : shared_state<R>, task_base {
   }
 };
 
-// The adaptive policy's decision (issue: adaptive inlining); false: spawn.
-bool adaptive_should_inline(const char* kind) noexcept;
-
 template <class R, class F>
 future<R> launch_task(launch policy, const executor& ex, const char* name, F&& f) {
   using op_t = async_op<R, std::decay_t<F>>;
@@ -117,10 +157,11 @@ future<R> launch_task(launch policy, const executor& ex, const char* name, F&& f
     throw_no_runtime();
   }
   op_t* op = op_t::create(std::forward<F>(f), ex, name, false);
-  if (any(policy & launch::sync) ||
-      (any(policy & launch::adaptive) && ex.pool < 0 && adaptive_should_inline(name))) {
+  if (any(policy & launch::sync)) {
     op->producer = nullptr;
     run_inline(op);
+  } else if (any(policy & launch::adaptive) && ex.pool < 0) {
+    op->launch_adaptive();
   } else if (any(policy & launch::fork) && ex.pool < 0) {
     op->producer = nullptr;
     fork_run(op);

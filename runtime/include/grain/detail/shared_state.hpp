@@ -43,8 +43,14 @@ class state_base {
 
   void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
   void release() noexcept {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_fn(this);
+    // A sole owner needs no read-modify-write: only owners add references, so none can appear.
+    if (refs_.load(std::memory_order_acquire) == 1 ||
+        refs_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      destroy_fn(this);
   }
+  // The state is not visible to anyone else yet (launch::adaptive runs the task inline before
+  // its future exists): becoming ready needs neither the lock nor waking waiters.
+  void set_unpublished() noexcept { unpublished_ = true; }
 
   // Block (suspend the user thread / the OS thread) until ready. Runs a deferred function or
   // the still-queued producing task inline when it can.
@@ -61,6 +67,11 @@ class state_base {
 
  protected:
   void mark_ready() noexcept {
+    if (unpublished_) {
+      unpublished_ = false;
+      ready_.store(true, std::memory_order_release);
+      return;
+    }
     lock_.lock();
     ready_.store(true, std::memory_order_release);
     waiter* w = waiters_.take_all();
@@ -70,6 +81,7 @@ class state_base {
 
  private:
   std::atomic<bool> ready_{false};
+  bool unpublished_ = false;
   spinlock lock_;
   waiter_queue waiters_;
 };

@@ -23,6 +23,9 @@ struct task_base {
   std::uint64_t created_ns = 0;  // set for a sample of tasks (staged wait time)
   priority prio = priority::normal;
   std::int16_t pool = -1;  // -1: the spawning worker's pool (or "default")
+  // launch::adaptive only: nesting depth (parent's + 1), part of the duration model's key;
+  // 0 for tasks launched otherwise. Fits in padding: the task does not grow.
+  std::uint16_t depth = 0;
   void run() { run_fn(this); }
 };
 
