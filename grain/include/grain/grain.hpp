@@ -12,6 +12,7 @@
 #include "grain/lcos/counting_semaphore.hpp"
 #include "grain/lcos/latch.hpp"
 #include "grain/lcos/mutex.hpp"
+#include "grain/parallel/algorithms.hpp"
 #include "grain/runtime.hpp"
 #include "grain/this_task.hpp"
 #include "grain/when_all.hpp"

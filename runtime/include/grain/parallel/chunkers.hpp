@@ -1,0 +1,84 @@
+#pragma once
+// Chunkers decide how the iterations of a parallel loop are grouped into chunks (the unit a
+// worker claims at a time). They are HPX's executor parameters, used the same way:
+//
+//   grain::for_loop(grain::execution::par.with(grain::execution::dynamic_chunk_size(64)), 0, n, f);
+//
+// Every named chunker converts to the one value type `chunker`, so a chunker can also be chosen
+// at run time (parse_chunker("guided:8")). Formulas: docs/parallel-loops.md.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace grain::execution {
+
+enum class chunk_kind : std::uint8_t { static_, dynamic, guided, auto_, adaptive };
+
+struct chunker {
+  chunk_kind kind = chunk_kind::adaptive;
+  // static, dynamic: the chunk size (static 0: one even share per worker);
+  // guided: the minimum chunk; auto: iterations timed first (0: 1 % of the loop).
+  std::size_t size = 0;
+  // auto: the time a chunk should take.
+  std::uint64_t target_ns = 0;
+  // adaptive: lambda of "chunk time >= lambda x t_o"; negative: read the knob loop.lambda.
+  double lambda = -1;
+
+  // "static:0", "dynamic:64", "guided:1", "auto", "auto:100us", "adaptive", "adaptive:5".
+  std::string name() const;
+};
+
+// Parses the names written by chunker::name() (and "static", "dynamic", "guided" with their
+// defaults); throws std::invalid_argument naming the accepted forms.
+chunker parse_chunker(std::string_view text);
+
+// Chunks of `size` iterations dealt round-robin to the workers (chunk k to worker k mod P),
+// like OpenMP schedule(static, size). size 0: one contiguous share of ceil(n/P) per worker.
+struct static_chunk_size {
+  std::size_t size = 0;
+  constexpr explicit static_chunk_size(std::size_t n = 0) noexcept : size(n) {}
+  operator chunker() const noexcept { return {chunk_kind::static_, size, 0, -1}; }  // NOLINT
+};
+
+// Chunks of `size` iterations claimed by whichever worker is free (OpenMP dynamic); default 1.
+struct dynamic_chunk_size {
+  std::size_t size = 1;
+  constexpr explicit dynamic_chunk_size(std::size_t n = 1) noexcept : size(n) {}
+  operator chunker() const noexcept { return {chunk_kind::dynamic, size, 0, -1}; }  // NOLINT
+};
+
+// Claimed chunks of max(min, ceil(remaining / P)): large first, smaller towards the end
+// (OpenMP guided). Default minimum 1.
+struct guided_chunk_size {
+  std::size_t min = 1;
+  constexpr explicit guided_chunk_size(std::size_t m = 1) noexcept : min(m) {}
+  operator chunker() const noexcept { return {chunk_kind::guided, min, 0, -1}; }  // NOLINT
+};
+
+// Like HPX: the calling task first runs and times `timed_iterations` iterations (0: 1 % of the
+// loop), then the rest is claimed in chunks of target / t_iter iterations (target 200 us, HPX's
+// default), at most one even share per worker.
+struct auto_chunk_size {
+  std::uint64_t target_ns = 200'000;
+  std::size_t timed_iterations = 0;
+  constexpr explicit auto_chunk_size(std::uint64_t target = 200'000, std::size_t timed = 0) noexcept
+      : target_ns(target), timed_iterations(timed) {}
+  operator chunker() const noexcept {  // NOLINT
+    return {chunk_kind::auto_, timed_iterations, target_ns, -1};
+  }
+};
+
+// Chunk time >= lambda x t_o (t_o: the runtime's measured task overhead; lambda: the knob
+// loop.lambda unless given). Every worker times its chunks and sizes the next one from the
+// iteration time measured so far in this call, starting from one iteration and at most
+// quadrupling, so the chunk follows the cost of the iterations call by call without a serial
+// timing phase.
+struct adaptive_chunk_size {
+  double lambda = -1;
+  constexpr adaptive_chunk_size() noexcept = default;
+  constexpr explicit adaptive_chunk_size(double l) noexcept : lambda(l) {}
+  operator chunker() const noexcept { return {chunk_kind::adaptive, 0, 0, lambda}; }  // NOLINT
+};
+
+}  // namespace grain::execution

@@ -1,0 +1,256 @@
+#pragma once
+// The engine under every parallel algorithm: split [0, n) into chunks and run them on the
+// workers of the caller's pool.
+//
+// The calling task is one of R "runners" (R <= active workers of its pool); the other R-1 are
+// tasks it spawns. Each runner executes the chunks its chunker gives it (static: a fixed
+// round-robin share; the others claim from one shared atomic index), then the caller waits for
+// the spawned runners through their futures: a runner nobody has stolen yet is run inline by
+// the waiting caller, and waiting inside a task suspends the user thread (the worker keeps
+// working), so nested loops and loops inside tasks never block a worker. Called from a thread
+// that is not a worker (main), the whole loop runs as one task and that thread blocks on it.
+//
+// The body is body(begin, end, runner): it runs iterations [begin, end) for runner `runner` in
+// [0, R) (reductions keep one partial per runner). The first exception a body throws is kept,
+// no new chunk starts after it, and it is rethrown once every runner has finished.
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <vector>
+
+#include "grain/async.hpp"
+#include "grain/clock.hpp"
+#include "grain/parallel/chunkers.hpp"
+#include "grain/this_task.hpp"
+
+namespace grain::detail {
+
+// ---- runtime side (runtime/src/parallel_loop.cpp) ----
+// Workers that may run the chunks of a loop started here: the active workers of the calling
+// worker's pool. Call on a worker.
+unsigned loop_workers() noexcept;
+// Upper bound of loop_workers() in the running runtime (sizes per-runner partials); throws the
+// no-runtime error when none runs.
+unsigned loop_max_runners();
+// lambda x t_o in ns for the adaptive chunker (lambda < 0: the knob loop.lambda).
+double adaptive_target_ns(double lambda);
+// auto: the chunk for `remaining` iterations after `timed` iterations took `elapsed_ns`.
+std::size_t auto_chunk(std::uint64_t elapsed_ns, std::size_t timed, std::size_t remaining,
+                       unsigned workers, std::uint64_t target_ns) noexcept;
+// Publish one finished call in loop_statistics().
+void record_loop(execution::chunk_kind kind, std::size_t n, std::uint64_t chunks,
+                 std::size_t chunk_size) noexcept;
+
+inline std::size_t ceil_div(std::size_t a, std::size_t b) noexcept {
+  return a / b + (a % b != 0);
+}
+
+// What the runners of one loop call share. Lives on the caller's stack until every runner is
+// done.
+struct loop_shared {
+  execution::chunk_kind kind{};
+  std::size_t n = 0;
+  unsigned runners = 1;
+  std::size_t chunk = 1;  // static, dynamic, auto: the chunk; guided: the minimum
+  std::size_t start = 0;  // first index not yet run (auto: after its timing run)
+  std::size_t cap = 1;    // adaptive: the largest chunk (one even share per worker)
+  double target_ns = 0;   // adaptive: lambda x t_o
+
+  alignas(cache_line) std::atomic<std::size_t> next{0};
+  alignas(cache_line) std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> chunks_done{0};
+  std::atomic<std::uint64_t> timed_ns{0};     // adaptive: time in chunks, all runners
+  std::atomic<std::uint64_t> timed_iters{0};  // adaptive: iterations in those chunks
+  std::mutex error_mutex;
+  std::exception_ptr error;
+
+  void fail(std::exception_ptr e) noexcept {
+    {
+      std::lock_guard lk(error_mutex);
+      if (!error) error = std::move(e);
+    }
+    stop.store(true, std::memory_order_relaxed);
+  }
+  bool stopped() const noexcept { return stop.load(std::memory_order_relaxed); }
+
+  // [b, e) of the next claimed chunk of c iterations; false when the loop is exhausted.
+  bool claim(std::size_t c, std::size_t& b, std::size_t& e) noexcept {
+    if (next.load(std::memory_order_relaxed) >= n) return false;  // no RMW once done
+    b = next.fetch_add(c, std::memory_order_relaxed);
+    if (b >= n) return false;
+    e = n - b > c ? b + c : n;
+    return true;
+  }
+  // Guided: max(chunk, ceil(remaining / runners)).
+  bool claim_guided(std::size_t& b, std::size_t& e) noexcept {
+    std::size_t cur = next.load(std::memory_order_relaxed);
+    for (;;) {
+      if (cur >= n) return false;
+      const std::size_t rem = n - cur;
+      const std::size_t c = std::min(rem, std::max(chunk, ceil_div(rem, runners)));
+      if (next.compare_exchange_weak(cur, cur + c, std::memory_order_relaxed)) {
+        b = cur;
+        e = cur + c;
+        return true;
+      }
+    }
+  }
+};
+
+template <class Body>
+void run_share(loop_shared& s, unsigned r, Body& body) noexcept {
+  std::uint64_t chunks = 0;
+  try {
+    std::size_t b = 0, e = 0;
+    switch (s.kind) {
+      case execution::chunk_kind::static_: {
+        // Chunks r, r + R, r + 2R, ...: the same share whoever runs this runner.
+        const std::size_t step = s.chunk * s.runners;
+        for (b = s.start + static_cast<std::size_t>(r) * s.chunk; b < s.n && !s.stopped();
+             b += step) {
+          e = s.n - b > s.chunk ? b + s.chunk : s.n;
+          body(b, e, r);
+          ++chunks;
+          if (s.n - b <= step) break;  // b + step would pass n (or overflow)
+        }
+        break;
+      }
+      case execution::chunk_kind::dynamic:
+      case execution::chunk_kind::auto_:
+        while (!s.stopped() && s.claim(s.chunk, b, e)) {
+          body(b, e, r);
+          ++chunks;
+        }
+        break;
+      case execution::chunk_kind::guided:
+        while (!s.stopped() && s.claim_guided(b, e)) {
+          body(b, e, r);
+          ++chunks;
+        }
+        break;
+      case execution::chunk_kind::adaptive: {
+        // Size each chunk from this runner's mean iteration time so far (one clock read per
+        // chunk, claim included): c = ceil(target / t_iter), growing at most 4x a step so a
+        // first, clock-dominated measurement of a tiny chunk cannot overshoot.
+        std::size_t c = 1;
+        std::uint64_t sum_t = 0, sum_i = 0;
+        std::uint64_t t0 = now_ns();
+        while (!s.stopped() && s.claim(c, b, e)) {
+          body(b, e, r);
+          ++chunks;
+          const std::uint64_t t1 = now_ns();
+          sum_t += t1 - t0;
+          sum_i += e - b;
+          t0 = t1;
+          const double t_iter = static_cast<double>(sum_t) / static_cast<double>(sum_i);
+          const double want = t_iter > 0 ? s.target_ns / t_iter : static_cast<double>(s.cap);
+          const std::size_t grow = std::min(s.cap, c * 4);
+          c = want >= static_cast<double>(grow)
+                  ? grow
+                  : std::max<std::size_t>(1, static_cast<std::size_t>(want + 0.999));
+        }
+        s.timed_ns.fetch_add(sum_t, std::memory_order_relaxed);
+        s.timed_iters.fetch_add(sum_i, std::memory_order_relaxed);
+        break;
+      }
+    }
+  } catch (...) {
+    s.fail(std::current_exception());
+  }
+  s.chunks_done.fetch_add(chunks, std::memory_order_relaxed);
+}
+
+// Plan the call, run the caller's share, wait for the others; on a worker.
+template <class Body>
+void run_loop_here(const execution::chunker& ch, std::size_t n, Body& body) {
+  loop_shared s;
+  s.kind = ch.kind;
+  s.n = n;
+  const unsigned P = std::max(1u, loop_workers());
+  std::size_t reported = 0;
+  switch (ch.kind) {
+    case execution::chunk_kind::static_:
+      s.chunk = ch.size ? ch.size : ceil_div(n, P);
+      s.runners = static_cast<unsigned>(std::min<std::size_t>(P, ceil_div(n, s.chunk)));
+      reported = s.chunk;
+      break;
+    case execution::chunk_kind::dynamic:
+      s.chunk = std::max<std::size_t>(1, ch.size);
+      s.runners = static_cast<unsigned>(std::min<std::size_t>(P, ceil_div(n, s.chunk)));
+      reported = s.chunk;
+      break;
+    case execution::chunk_kind::guided:
+      s.chunk = std::max<std::size_t>(1, ch.size);
+      s.runners = static_cast<unsigned>(std::min<std::size_t>(P, ceil_div(n, s.chunk)));
+      reported = std::min(n, std::max(s.chunk, ceil_div(n, s.runners)));
+      break;
+    case execution::chunk_kind::auto_: {
+      const std::size_t timed = ch.size ? std::min(ch.size, n) : n / 100;
+      std::uint64_t elapsed = 0;
+      if (timed > 0) {
+        const std::uint64_t t0 = now_ns();
+        try {
+          body(std::size_t{0}, timed, 0u);
+        } catch (...) {
+          s.fail(std::current_exception());
+        }
+        elapsed = now_ns() - t0;
+        s.chunks_done.store(1, std::memory_order_relaxed);
+      }
+      s.start = timed;
+      s.chunk = auto_chunk(elapsed, timed, n - timed, P, ch.target_ns);
+      s.runners =
+          n == timed
+              ? 1u
+              : static_cast<unsigned>(std::min<std::size_t>(P, ceil_div(n - timed, s.chunk)));
+      reported = s.chunk;
+      break;
+    }
+    case execution::chunk_kind::adaptive:
+      s.target_ns = adaptive_target_ns(ch.lambda);
+      s.cap = ceil_div(n, P);
+      s.runners = static_cast<unsigned>(std::min<std::size_t>(P, n));
+      break;
+  }
+  s.next.store(s.start, std::memory_order_relaxed);
+
+  if (!s.stopped()) {
+    std::vector<future<void>> others;
+    others.reserve(s.runners - 1);
+    for (unsigned r = 1; r < s.runners; ++r)
+      others.push_back(grain::async(launch::async, [&s, &body, r] { run_share(s, r, body); }));
+    run_share(s, 0, body);
+    // Newest first: an unstolen runner is at the bottom of this worker's queue, where waiting
+    // on it runs it inline.
+    for (auto it = others.rbegin(); it != others.rend(); ++it) it->wait();
+  }
+
+  if (ch.kind == execution::chunk_kind::adaptive) {
+    const std::uint64_t it = s.timed_iters.load(std::memory_order_relaxed);
+    const double t_iter =
+        it ? static_cast<double>(s.timed_ns.load(std::memory_order_relaxed)) / it : 0;
+    reported = t_iter > 0 ? std::clamp<std::size_t>(
+                                static_cast<std::size_t>(s.target_ns / t_iter + 0.999), 1, s.cap)
+                          : s.cap;
+  }
+  record_loop(ch.kind, n, s.chunks_done.load(std::memory_order_relaxed), reported);
+  if (s.error) std::rethrow_exception(s.error);
+}
+
+// Run body over [0, n) with chunker ch: from a worker directly, from any other thread as one
+// task that this thread waits for.
+template <class Body>
+void run_loop(const execution::chunker& ch, std::size_t n, Body& body) {
+  if (n == 0) return;
+  if (this_task::worker_index() >= 0) {
+    run_loop_here(ch, n, body);
+    return;
+  }
+  if (!runtime_running()) throw_no_runtime();
+  grain::async(launch::async, [&] { run_loop_here(ch, n, body); }).get();
+}
+
+}  // namespace grain::detail

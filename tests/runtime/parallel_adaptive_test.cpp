@@ -1,0 +1,109 @@
+// The measuring chunkers: auto (time ~1 % of the iterations first) and adaptive (chunk time >=
+// loop.lambda x t_o, re-evaluated per call). Only mechanics are asserted: which way the chunk
+// moves when the iteration cost changes by a large factor, never a time.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+
+#include "grain/clock.hpp"
+#include "grain/detail/task_overhead.hpp"
+#include "grain/knob.hpp"
+#include "grain/parallel/algorithms.hpp"
+#include "runtime_fixture.hpp"
+
+namespace ex = grain::execution;
+
+namespace {
+
+class ParallelAdaptive : public grain::test::RuntimeTest {};
+
+// Busy for about ns nanoseconds (the clock, so a preempted spin does not run longer).
+void spin_ns(std::uint64_t ns) {
+  const std::uint64_t end = grain::now_ns() + ns;
+  while (grain::now_ns() < end) {
+  }
+}
+
+// The chunk size the chunker chose for a loop of n iterations costing cost_ns each.
+std::uint64_t chunk_for(const ex::chunker& c, int n, std::uint64_t cost_ns) {
+  grain::for_loop(ex::par.with(c), 0, n, [cost_ns](int) {
+    if (cost_ns) spin_ns(cost_ns);
+  });
+  return grain::loop_statistics().last_chunk_size.load();
+}
+
+// Smallest and largest chunk over a few calls: one preempted timing cannot flip a comparison.
+std::uint64_t min_chunk(const ex::chunker& c, int n, std::uint64_t cost_ns) {
+  std::uint64_t m = UINT64_MAX;
+  for (int r = 0; r < 3; ++r) m = std::min(m, chunk_for(c, n, cost_ns));
+  return m;
+}
+std::uint64_t max_chunk(const ex::chunker& c, int n, std::uint64_t cost_ns) {
+  std::uint64_t m = 0;
+  for (int r = 0; r < 3; ++r) m = std::max(m, chunk_for(c, n, cost_ns));
+  return m;
+}
+
+}  // namespace
+
+TEST_F(ParallelAdaptive, AutoChunkGrowsWhenIterationsGetCheaper) {
+  const ex::chunker a = ex::auto_chunk_size();
+  // 2 us per iteration: target 200 us -> about 100 iterations (fewer when the timing is slowed).
+  const std::uint64_t expensive = max_chunk(a, 10'000, 2'000);
+  // Empty iterations: the target covers the whole share of a worker, ceil(9,900 / 2).
+  const std::uint64_t cheap = max_chunk(a, 10'000, 0);
+  EXPECT_LE(expensive, 200u);
+  EXPECT_GT(cheap, 4 * expensive);
+  EXPECT_EQ(cheap, 4'950u);
+  // Under 100 iterations nothing is timed: one even share per worker (HPX's fallback).
+  EXPECT_EQ(chunk_for(a, 99, 0), 50u);
+  // A longer target gives longer chunks for the same iterations.
+  EXPECT_GT(max_chunk(ex::auto_chunk_size(2'000'000), 10'000, 2'000), expensive);
+}
+
+TEST_F(ParallelAdaptive, AdaptiveChunkFollowsTheIterationCostCallByCall) {
+  ASSERT_GT(grain::detail::task_overhead_ns(), 0.0);  // measured when the runtime started
+  const ex::chunker a = ex::adaptive_chunk_size();
+  // One call with 50 us iterations (longer than any lambda x t_o here: chunks of 1), the next
+  // with empty ones, then expensive again: the chunk follows each call's cost.
+  const std::uint64_t expensive = max_chunk(a, 400, 50'000);
+  const std::uint64_t cheap = min_chunk(a, 200'000, 0);
+  const std::uint64_t expensive_again = max_chunk(a, 400, 50'000);
+  std::printf("t_o %.0f ns, loop.lambda %g: adaptive chunk %llu (50 us), %llu (empty)\n",
+              grain::detail::task_overhead_ns(), grain::knobs().at("loop.lambda").value(),
+              static_cast<unsigned long long>(expensive), static_cast<unsigned long long>(cheap));
+  EXPECT_EQ(expensive, 1u);
+  EXPECT_GE(cheap, 10u);
+  EXPECT_EQ(expensive_again, 1u);
+}
+
+TEST_F(ParallelAdaptive, AdaptiveChunkScalesWithLambda) {
+  // 1 us iterations: chunk ~ lambda x t_o / 1 us.
+  const std::uint64_t small = max_chunk(ex::adaptive_chunk_size(0), 5'000, 1'000);
+  const std::uint64_t large = min_chunk(ex::adaptive_chunk_size(1000), 5'000, 1'000);
+  EXPECT_EQ(small, 1u);  // lambda 0: no minimum chunk time
+  EXPECT_GT(large, 4 * small);
+  // Without an explicit lambda the knob loop.lambda is read on every call.
+  grain::knob& k = grain::knobs().at("loop.lambda");
+  const double old = k.value();
+  k.set(0, "test");
+  const std::uint64_t knob_small = max_chunk(ex::adaptive_chunk_size(), 5'000, 1'000);
+  k.set(1000, "test");
+  const std::uint64_t knob_large = min_chunk(ex::adaptive_chunk_size(), 5'000, 1'000);
+  k.set(old, "test");
+  EXPECT_EQ(knob_small, 1u);
+  EXPECT_GT(knob_large, 4 * knob_small);
+}
+
+TEST_F(ParallelAdaptive, AdaptiveChunksStayWithinOneShareAndCoverTheLoop) {
+  // Empty iterations want huge chunks; no chunk exceeds one even share, so both workers get
+  // work, and fewer chunks run than iterations.
+  auto& st = grain::loop_statistics();
+  const auto chunks0 = st.chunks.load();
+  EXPECT_LE(chunk_for(ex::adaptive_chunk_size(1000), 100'001, 0), 50'001u);
+  const auto chunks = st.chunks.load() - chunks0;
+  EXPECT_GE(chunks, 2u);
+  EXPECT_LT(chunks, 1000u);
+}
