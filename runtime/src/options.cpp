@@ -33,8 +33,9 @@ std::string options::usage(const std::vector<option_spec>& specs) {
     std::string left = std::string(prefix) + s->name + (s->takes_value ? "=" + s->value_hint : "");
     os << "  " << left;
     for (std::size_t i = left.size(); i < 40; ++i) os << ' ';
-    os << ' ' << s->help << (s->repeatable ? " (repeatable)" : "") << "  [" << env_name(s->name)
-       << "]\n";
+    const bool says_it = s->help.find("repeatable") != std::string::npos;
+    os << ' ' << s->help << (s->repeatable && !says_it ? " (repeatable)" : "") << "  ["
+       << env_name(s->name) << "]\n";
   }
   return os.str();
 }
