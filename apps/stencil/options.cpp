@@ -41,7 +41,8 @@ double parse_real(std::string_view option, std::string_view text) {
 std::string usage() {
   return "usage: grain-stencil [--nx=N] [--np=N | --points=N] [--nt=N] [--k=X] [--dt=X] [--dx=X]\n"
          "                     [--verify] [--results] [--print-steps] [--repeat=R]\n"
-         "                     [--check-every=K] [--window=W] [--repartition-at=STEP:NX]...\n"
+         "                     [--check-every=K] [--window=W] [--submit-chunk=N]\n"
+         "                     [--repartition-at=STEP:NX]...\n"
          "                     [--grain:...]\n"
          "  --nx=N            points per partition (default 10); the knob stencil.nx starts here\n"
          "  --np=N            partitions (default 10); total points = nx * np\n"
@@ -54,6 +55,8 @@ std::string usage() {
          "  --repeat=R        run R times (each from the initial nx)\n"
          "  --check-every=K   read the knob stencil.nx every K step boundaries (default 1)\n"
          "  --window=W        at most W time steps in flight (default 2; 0: all at once)\n"
+         "  --submit-chunk=N  create a step's dataflows in tasks of N partitions (default 1024;\n"
+         "                    0: the driver task creates them all)\n"
          "  --repartition-at=STEP:NX  set stencil.nx to NX before STEP (repeatable)\n";
 }
 
@@ -119,6 +122,9 @@ options parse_options(int argc, char** argv) {
     } else if (name == "--window") {
       need_value();
       o.window = parse_count(name, value);
+    } else if (name == "--submit-chunk") {
+      need_value();
+      o.submit_chunk = parse_count(name, value);
     } else if (name == "--repartition-at") {
       need_value();
       const auto colon = value.find(':');

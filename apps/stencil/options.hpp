@@ -21,6 +21,8 @@ struct options {
   int repeat = 1;
   std::size_t check_every = 1;  // read the stencil.nx knob every K step boundaries
   std::size_t window = 2;       // time steps in flight at most (0: all, like HPX)
+  // Submit a step's partitions from tasks of this many each, in parallel (0: the driver alone).
+  std::size_t submit_chunk = 1024;
   // --repartition-at=STEP:NX: set stencil.nx to NX at the boundary before STEP (repeatable).
   std::vector<std::pair<std::size_t, std::size_t>> repartition_at;
   bool help = false;

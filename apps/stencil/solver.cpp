@@ -31,13 +31,25 @@ space solver::step(const space& current, step_tracker* tracker) const {
     arrive_on_exit counted{tracker};
     return heat_part(p, left.get(), middle.get(), right.get());
   };
-  for (std::size_t i = 0; i < np; ++i) {
-    const std::size_t left = i == 0 ? np - 1 : i - 1;
-    const std::size_t right = i + 1 == np ? 0 : i + 1;
-    next[i] = grain::dataflow(grain::annotate("stencil-partition", op), current[left], current[i],
-                              current[right])
-                  .share();
+  auto submit = [&current, &next, &op, np](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
+      const std::size_t left = i == 0 ? np - 1 : i - 1;
+      const std::size_t right = i + 1 == np ? 0 : i + 1;
+      next[i] = grain::dataflow(grain::annotate("stencil-partition", op), current[left], current[i],
+                                current[right])
+                    .share();
+    }
+  };
+  const std::size_t chunk = o_.submit_chunk;
+  if (chunk == 0 || np <= chunk) {
+    submit(0, np);
+    return next;
   }
+  std::vector<grain::future<void>> parts;
+  for (std::size_t from = 0; from < np; from += chunk)
+    parts.push_back(grain::async(grain::annotate(
+        "stencil-submit", [&submit, from, to = std::min(np, from + chunk)] { submit(from, to); })));
+  for (auto& f : parts) f.get();
   return next;
 }
 

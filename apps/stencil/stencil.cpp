@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "buffer_pool.hpp"
 #include "grain/grain.hpp"
 #include "options.hpp"
 #include "serial.hpp"
@@ -121,6 +122,9 @@ int main(int argc, char** argv) {
   }
   const auto iteration_time = grain::counters::define(
       "/app/iteration-time", "grain-stencil: duration of the last time step", "ns");
+
+  // Freed arrays kept for reuse: a step's worth turns over at a time (see buffer_pool.hpp).
+  stencil::buffer_pool::instance().set_capacity(2 * o.total() * sizeof(double) + (64u << 20));
 
   grain::runtime rt(argc, argv);
   // The knob may have been set on the command line (--grain:knob=stencil.nx=N): it wins.

@@ -46,7 +46,8 @@ TEST_F(StencilRepartition, ScheduledChangesVerify) {
 }
 
 TEST_F(StencilRepartition, ChangesWithAWindowOfAllStepsAndOneStep) {
-  for (const char* window : {"--window=0", "--window=1", "--window=3 --check-every=4"}) {
+  for (const char* window :
+       {"--window=0", "--window=1", "--window=3 --check-every=4", "--submit-chunk=4"}) {
     auto r = run(std::string("--nx=10 --np=30 --nt=20 --verify --repartition-at=5:13 ") + window +
                  " --grain:threads=2");
     EXPECT_EQ(r.status, 0) << window << "\n" << r.output;

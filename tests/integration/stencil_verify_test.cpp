@@ -28,7 +28,8 @@ TEST_F(Stencil, MatchesTheSerialComputation) {
        {"--nx=10 --np=37 --nt=20", "--nx=1000 --np=1 --nt=15", "--nx=1 --np=50 --nt=12",
         "--nx=500 --np=2 --nt=9", "--nx=64 --points=1000 --nt=11", "--nx=999 --points=1000 --nt=5",
         "--nx=7 --np=13 --nt=0", "--nx=100 --np=40 --nt=30 --window=0",
-        "--nx=100 --np=40 --nt=30 --window=1", "--nx=3 --points=100 --nt=40 --window=5"}) {
+        "--nx=100 --np=40 --nt=30 --window=1", "--nx=3 --points=100 --nt=40 --window=5",
+        "--nx=2 --points=999 --nt=7 --submit-chunk=7", "--nx=5 --np=64 --nt=9 --submit-chunk=0"}) {
     for (const char* threads : {"--grain:threads=1", "--grain:threads=2"}) {
       auto r = run(std::string(args) + " --verify " + threads);
       EXPECT_EQ(r.status, 0) << args << " " << threads << "\n" << r.output;
