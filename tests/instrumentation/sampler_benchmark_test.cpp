@@ -55,6 +55,33 @@ void sampler_load(unsigned interval_ms, bool busy) {
   }
 }
 
+// The floor under any sampler thread on this machine: a thread that only wakes every
+// interval (absolute clock_nanosleep) and does nothing. On a VM a timer wake-up costs the
+// thread tens of microseconds of CPU, which no sampler can go below.
+void bare_wake_floor(unsigned interval_ms) {
+  double cpu = 0;
+  const int n = static_cast<int>(2000 / interval_ms);
+  std::thread t([&] {
+    timespec next{};
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    const double c0 = thread_cpu_ns();
+    for (int i = 0; i < n; ++i) {
+      next.tv_nsec += static_cast<long>(interval_ms) * 1'000'000;
+      if (next.tv_nsec >= 1'000'000'000) {
+        next.tv_nsec -= 1'000'000'000;
+        ++next.tv_sec;
+      }
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr);
+    }
+    cpu = thread_cpu_ns() - c0;
+  });
+  t.join();
+  std::printf(
+      "floor: a bare thread waking every %u ms costs %.1f us CPU per wake-up, %.3f %% of one "
+      "core\n",
+      interval_ms, cpu / n / 1e3, cpu / (n * interval_ms * 1e6) * 100);
+}
+
 }  // namespace
 
 TEST(SamplerBenchmark, DISABLED_CostOfSamplingEveryCounter) {
@@ -71,6 +98,8 @@ TEST(SamplerBenchmark, DISABLED_CostOfSamplingEveryCounter) {
         "(%.3f %% of a core at 1 ms)\n",
         rt.num_workers(), s.values.size(), (c1 - c0) / n, (c1 - c0) / n / 1e6 * 100);
   }
+  bare_wake_floor(1);
+  bare_wake_floor(10);
   sampler_load(1, false);
   sampler_load(1, true);
   sampler_load(10, false);
