@@ -1,13 +1,18 @@
 // launch::adaptive: inline a task when its kind is predicted to take less than
 // inline.lambda x t_o, spawn it otherwise (docs/inlining.md).
 //
-// The model: per thread, a fixed-size table of (kind, depth) -> EWMA of the task's inclusive
-// duration. kind is the task's name pointer (annotation or callable type, unique per type);
-// depth is the launch::adaptive nesting depth, so a recursive kind (fib(30) and fib(3) share a
-// kind) gets one estimate per level and the cut-off lands on the right level. Spawned tasks
-// are always timed; inlined ones one call in `resample_period`, so a kind whose duration
-// changes is re-decided. Unknown keys spawn (and get measured). The table is per thread: no
-// lock, no atomic read-modify-write, no allocation after a thread's first adaptive launch.
+// The model: one process-wide, fixed-size table of (kind, depth) -> EWMA of the task's
+// inclusive duration. kind is the task's name pointer (annotation or callable type, unique per
+// type); depth is the launch::adaptive nesting depth, so a recursive kind (fib(30) and fib(3)
+// share a kind) gets one estimate per level and the cut-off lands on the right level.
+// Spawned tasks are always timed (they may finish on another thread than the one that decided,
+// hence one shared table); inlined ones with probability 1/32, so a kind whose
+// duration changes is re-decided. Unknown keys spawn and get measured.
+//
+// Hot path: a decision reads the table (shared, read-mostly cache lines) and a thread-local
+// random state; no lock, no allocation, no system call. Writes happen only when a duration is
+// recorded: relaxed stores, no read-modify-write except claiming an empty slot. Two threads
+// recording the same key at once may lose one sample: harmless for an estimate.
 #include "adaptive_inlining.hpp"
 
 #include <algorithm>
@@ -17,40 +22,53 @@
 #include <string>
 
 #include "grain/async.hpp"
+#include "grain/clock.hpp"
 #include "grain/detail/task_overhead.hpp"
 #include "grain/knob.hpp"
+#include "hooks_internal.hpp"
 #include "scheduler.hpp"
 #include "task_overhead.hpp"
 
 namespace grain::detail {
 namespace {
 
-constexpr unsigned table_size = 1024;          // entries per thread (power of two), 16 KiB
-constexpr unsigned probe_limit = 4;            // linear probing; beyond it the home slot is evicted
-constexpr std::uint32_t resample_period = 32;  // time 1 inlined call in 32
-constexpr float ewma_weight = 0.25f;           // weight of a new sample
+constexpr unsigned table_size = 4096;        // entries (power of two), 64 KiB, zero-initialised
+constexpr unsigned probe_limit = 4;          // linear probing; beyond it the home slot is evicted
+constexpr std::uint64_t resample_mask = 31;  // time an inlined call with probability 1/32
+constexpr float ewma_weight = 0.25f;         // weight of a new sample
 
 struct kind_entry {
-  const char* kind = nullptr;
-  std::uint32_t depth = 0;
-  std::uint32_t calls = 0;    // inlined calls since the last timed one (resampling)
-  float estimate_ns = 0;      // EWMA of the inclusive duration
-  std::uint32_t samples = 0;  // 0: unknown key
+  std::atomic<std::uint64_t> key{0};      // kind pointer << 16 | depth; 0: empty
+  std::atomic<float> estimate_ns{0};      // EWMA of the inclusive duration
+  std::atomic<std::uint32_t> samples{0};  // 0: not measured yet
 };
 
-struct kind_table {
-  kind_entry entries[table_size];
-};
+kind_entry g_table[table_size];
 
-// Raw pointer for the hot path (trivial TLS, no init guard); the owner frees it at thread exit.
-thread_local kind_table* tls_table = nullptr;
-struct table_owner {
-  ~table_owner() {
-    delete tls_table;
-    tls_table = nullptr;
+thread_local std::uint64_t tls_rng = 0x9E3779B97F4A7C15ull;  // constant-initialised: no guard
+
+inline std::uint64_t make_key(const char* kind, std::uint32_t depth) noexcept {
+  // User-space pointers fit in 48 bits; a null kind still gets a non-zero key via depth + 1.
+  return (static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(kind)) << 16) |
+         ((depth + 1) & 0xFFFFu);
+}
+
+// The entry of `key`, claiming an empty or (when the neighbourhood is full) the home slot.
+kind_entry& lookup(std::uint64_t key) noexcept {
+  const unsigned home = static_cast<unsigned>((key * 0x9E3779B97F4A7C15ull) >> 52);
+  for (unsigned i = 0; i < probe_limit; ++i) {
+    kind_entry& e = g_table[(home + i) & (table_size - 1)];
+    std::uint64_t k = e.key.load(std::memory_order_relaxed);
+    if (k == key) return e;
+    if (k == 0) {
+      if (e.key.compare_exchange_strong(k, key, std::memory_order_relaxed) || k == key) return e;
+    }
   }
-};
-thread_local table_owner tls_owner;
+  kind_entry& e = g_table[home];  // evict: the newcomer starts unmeasured
+  e.samples.store(0, std::memory_order_relaxed);
+  e.key.store(key, std::memory_order_relaxed);
+  return e;
+}
 
 std::atomic<knob*> g_lambda{nullptr};
 launch g_saved_policy = launch::async;
@@ -60,38 +78,6 @@ bool g_policy_overridden = false;
 // because lambda is a ratio of two times that scale together (docs/inlining.md).
 constexpr double inline_lambda_default = 2;
 constexpr double loop_lambda_default = 10;
-
-GRAIN_NOINLINE kind_table& make_table() {
-  (void)&tls_owner;  // odr-use: registers the destructor for this thread
-  tls_table = new kind_table();
-  return *tls_table;
-}
-
-inline kind_table& table() {
-  kind_table* t = tls_table;
-  return GRAIN_LIKELY(t != nullptr) ? *t : make_table();
-}
-
-inline kind_entry& lookup(const char* kind, std::uint32_t depth) noexcept {
-  kind_table& t = table();
-  const std::uint64_t h = (reinterpret_cast<std::uintptr_t>(kind) ^ (std::uint64_t{depth} << 48)) *
-                          0x9E3779B97F4A7C15ull;
-  const unsigned home = static_cast<unsigned>(h >> 54) & (table_size - 1);
-  for (unsigned i = 0; i < probe_limit; ++i) {
-    kind_entry& e = t.entries[(home + i) & (table_size - 1)];
-    if (e.kind == kind && e.depth == depth) return e;
-    if (e.kind == nullptr) {
-      e.kind = kind;
-      e.depth = depth;
-      return e;
-    }
-  }
-  kind_entry& e = t.entries[home];  // full neighbourhood: the newcomer takes the home slot
-  e = kind_entry{};
-  e.kind = kind;
-  e.depth = depth;
-  return e;
-}
 
 double parse_task_overhead(const std::string& text) {
   char* end = nullptr;
@@ -104,26 +90,53 @@ double parse_task_overhead(const std::string& text) {
 
 }  // namespace
 
-adaptive_choice adaptive_decide(task_base* t) noexcept {
+adaptive_choice adaptive_decide(adaptive_frame& fr) noexcept {
   worker* w = current_worker();
-  const task_base* parent = w ? w->current_task : nullptr;
-  const std::uint32_t depth = parent ? std::min<std::uint32_t>(parent->depth + 1u, 0xFFFFu) : 0u;
-  t->depth = static_cast<std::uint16_t>(depth);
-  kind_entry& e = lookup(t->info.name, depth);
-  if (e.samples == 0) return adaptive_choice::spawn_timed;
+  task_base* parent = w ? w->current_task : nullptr;
+  const std::uint32_t depth = parent ? std::min<std::uint32_t>(parent->depth + 1u, 0xFFFEu) : 0u;
+  fr.depth = static_cast<std::uint16_t>(depth);
+  kind_entry& e = lookup(make_key(fr.info.name, depth));
+  if (e.samples.load(std::memory_order_acquire) == 0) return adaptive_choice::spawn_timed;
   const knob* lambda = g_lambda.load(std::memory_order_relaxed);
   const double threshold = lambda ? lambda->value() * task_overhead_ns() : 0.0;
-  if (e.estimate_ns >= threshold) return adaptive_choice::spawn_timed;
-  if (++e.calls < resample_period) return adaptive_choice::inline_untimed;
-  e.calls = 0;
-  return adaptive_choice::inline_timed;
+  if (e.estimate_ns.load(std::memory_order_relaxed) >= threshold)
+    return adaptive_choice::spawn_timed;
+  std::uint64_t& r = tls_rng;  // xorshift64
+  r ^= r << 13;
+  r ^= r >> 7;
+  r ^= r << 17;
+  const adaptive_choice choice =
+      (r & resample_mask) == 0 ? adaptive_choice::inline_timed : adaptive_choice::inline_untimed;
+  // Enter the frame: it is the running task until adaptive_leave (as run_inline does).
+  if (w) {
+    fr.info.guid = (static_cast<std::uint64_t>(w->id + 1) << 40) | ++w->guid_counter;
+    fr.info.parent_guid = parent ? parent->info.guid : 0;
+    fr.prio = parent ? parent->prio : priority::normal;
+    fr.saved = parent;
+    w->current_task = &fr;
+    w->stats->phases.inc();
+    if (auto h = g_hooks.phase_begin) h(w->id, fr.info, now_ns());
+  }
+  return choice;
+}
+
+void adaptive_leave(adaptive_frame& fr) noexcept {
+  worker* w = current_worker();              // the call may have suspended and resumed elsewhere
+  if (!w || w->current_task != &fr) return;  // not entered (called outside the runtime)
+  w->current_task = fr.saved;
+  w->stats->tasks.inc();
+  w->stats->inline_tasks.inc();
+  if (auto h = g_hooks.phase_end) h(w->id, fr.info, true, now_ns());
 }
 
 void adaptive_record(const task_base* t, std::uint64_t ns) noexcept {
-  kind_entry& e = lookup(t->info.name, t->depth);
+  kind_entry& e = lookup(make_key(t->info.name, t->depth));
   const auto sample = static_cast<float>(ns);
-  e.estimate_ns = e.samples == 0 ? sample : e.estimate_ns + ewma_weight * (sample - e.estimate_ns);
-  if (e.samples < 0xFFFFFFFFu) ++e.samples;
+  const std::uint32_t n = e.samples.load(std::memory_order_relaxed);
+  const float old = e.estimate_ns.load(std::memory_order_relaxed);
+  e.estimate_ns.store(n == 0 ? sample : old + ewma_weight * (sample - old),
+                      std::memory_order_relaxed);
+  if (n < 0xFFFFFFFFu) e.samples.store(n + 1, std::memory_order_release);
 }
 
 std::vector<option_spec> inlining_option_specs() {
@@ -139,6 +152,12 @@ std::vector<option_spec> inlining_option_specs() {
 }
 
 void start_inlining(const options& o, const topology& topo, std::size_t stack_size) {
+  // Each runtime learns afresh (no worker runs yet, so plain relaxed stores suffice).
+  for (kind_entry& e : g_table) {
+    e.key.store(0, std::memory_order_relaxed);
+    e.samples.store(0, std::memory_order_relaxed);
+    e.estimate_ns.store(0, std::memory_order_relaxed);
+  }
   knob& inl = knobs().define_double(
       "inline.lambda", 0, 1000, inline_lambda_default,
       "launch::adaptive inlines a task whose kind is predicted to take < lambda x t_o "

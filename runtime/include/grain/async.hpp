@@ -48,10 +48,18 @@ struct bound_call {
   decltype(auto) operator()() { return std::apply(std::move(f), std::move(args)); }
 };
 
-// launch::adaptive (runtime/src/adaptive_inlining.cpp): the decision for one task (it also
-// sets t->depth), and a measured inclusive duration for the task's (kind, depth) estimate.
+// launch::adaptive (runtime/src/adaptive_inlining.cpp). An inlined call runs inside an
+// adaptive_frame on the caller's stack: it is the "current task" while it runs, so its own
+// adaptive launches see its depth, and waits inside it suspend correctly.
+struct adaptive_frame : task_base {
+  task_base* saved = nullptr;  // the task that was current before the frame was entered
+};
 enum class adaptive_choice : unsigned char { spawn_timed, inline_untimed, inline_timed };
-adaptive_choice adaptive_decide(task_base* t) noexcept;
+// Decides for fr.info.name at the caller's depth (sets fr.depth); when the choice is to inline,
+// the frame has been entered (stats, hooks) and adaptive_leave must follow the call.
+adaptive_choice adaptive_decide(adaptive_frame& fr) noexcept;
+void adaptive_leave(adaptive_frame& fr) noexcept;
+// A measured inclusive duration for the (kind, depth) estimate of t.
 void adaptive_record(const task_base* t, std::uint64_t ns) noexcept;
 
 template <class R, class F>
@@ -77,41 +85,28 @@ struct async_op final : shared_state<R>, task_base {
     self->release();
   }
   static void run_deferred(task_base* t) { static_cast<async_op*>(t)->invoke(); }
-  // A spawned adaptive task reports its duration (wall time, suspensions included).
+  // A spawned adaptive task reports its duration (wall time, suspensions included). The clock
+  // stops before the result is published: a woken waiter may preempt this thread.
   static void run_timed_and_release(task_base* t) {
     auto* self = static_cast<async_op*>(t);
     const std::uint64_t t0 = now_ns();
-    self->invoke();
-    adaptive_record(self, now_ns() - t0);
-    self->release();
-  }
-
-  // Run inline before the future exists: the future will hold the only reference and nobody
-  // can be waiting, so completing costs no atomic read-modify-write.
-  void run_unpublished() {
-    this->refs_.store(1, std::memory_order_relaxed);
-    this->set_unpublished();
-    this->producer = nullptr;
-    run_fn = &run_deferred;  // invoke only: there is no producer reference to release
-    run_inline(this);
-  }
-
-  void launch_adaptive() {
-    switch (adaptive_decide(this)) {
-      case adaptive_choice::inline_untimed:
-        run_unpublished();
-        break;
-      case adaptive_choice::inline_timed: {
-        const std::uint64_t t0 = now_ns();
-        run_unpublished();
-        adaptive_record(this, now_ns() - t0);
-        break;
+    try {
+      if constexpr (std::is_void_v<R>) {
+        self->fn();
+        adaptive_record(self, now_ns() - t0);
+        self->set_value();
+      } else {
+        R r = self->fn();
+        adaptive_record(self, now_ns() - t0);
+        self->set_value(static_cast<R&&>(r));
       }
-      case adaptive_choice::spawn_timed:
-        run_fn = &run_timed_and_release;
-        spawn(this);
-        break;
+    } catch (...) {
+      adaptive_record(self, now_ns() - t0);
+      self->set_exception(std::current_exception());
     }
+    self->fn.~F();
+    self->fn_alive = false;
+    self->release();
   }
 
   static async_op* create(F&& f, const executor& ex, const char* name, bool deferred) {
@@ -140,6 +135,34 @@ struct async_op final : shared_state<R>, task_base {
   }
 };
 
+// launch::adaptive. Inlined: a plain call inside a frame, its result in a state nobody else can
+// see yet (no task object, no atomic read-modify-write). Spawned: a task that times itself.
+template <class R, class F>
+future<R> launch_adaptive(const executor& ex, const char* name, F&& f) {
+  adaptive_frame fr;
+  fr.info.name = name;
+  const adaptive_choice choice = adaptive_decide(fr);
+  if (choice == adaptive_choice::spawn_timed) {
+    using op_t = async_op<R, std::decay_t<F>>;
+    op_t* op = op_t::create(std::forward<F>(f), ex, name, false);
+    op->depth = fr.depth;
+    op->run_fn = &op_t::run_timed_and_release;
+    spawn(op);
+    return future_access::adopt<R>(op);
+  }
+  auto* s = plain_state<R>::create();
+  s->set_unpublished();
+  if (choice == adaptive_choice::inline_timed) {
+    const std::uint64_t t0 = now_ns();
+    invoke_into<R>(*s, f);
+    adaptive_record(&fr, now_ns() - t0);
+  } else {
+    invoke_into<R>(*s, f);
+  }
+  adaptive_leave(fr);
+  return future_access::adopt<R>(s);
+}
+
 template <class R, class F>
 future<R> launch_task(launch policy, const executor& ex, const char* name, F&& f) {
   using op_t = async_op<R, std::decay_t<F>>;
@@ -156,12 +179,12 @@ future<R> launch_task(launch policy, const executor& ex, const char* name, F&& f
     }
     throw_no_runtime();
   }
+  if (any(policy & launch::adaptive) && !any(policy & launch::sync) && ex.pool < 0)
+    return launch_adaptive<R>(ex, name, std::forward<F>(f));
   op_t* op = op_t::create(std::forward<F>(f), ex, name, false);
   if (any(policy & launch::sync)) {
     op->producer = nullptr;
     run_inline(op);
-  } else if (any(policy & launch::adaptive) && ex.pool < 0) {
-    op->launch_adaptive();
   } else if (any(policy & launch::fork) && ex.pool < 0) {
     op->producer = nullptr;
     fork_run(op);
