@@ -3,6 +3,7 @@
 // task (the main thread only waits), so P workers do the work, as with the peers.
 // Workers: --grain:threads=P (or --threads=P, translated to --grain:threads=P).
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/bench_common.hpp"
@@ -51,8 +52,12 @@ int main(int argc, char** argv) {
   av.push_back(nullptr);
   int ac = argc;
 
-  grain::runtime rt(ac, av.data());  // removes the --grain:* arguments
-  bench::options o = bench::parse(ac, av.data());
+  // Parse the benchmark's own arguments first: a bad one exits before any worker thread exists.
+  std::vector<char*> own;
+  for (char* a : av)
+    if (!a || std::string_view(a).rfind("--grain:", 0) != 0) own.push_back(a);
+  bench::options o = bench::parse(static_cast<int>(own.size()) - 1, own.data());
+  grain::runtime rt(ac, av.data());  // consumes the --grain:* arguments
   bench::uts_params P(o);
   const int workers = static_cast<int>(rt.num_workers());
 
