@@ -1,80 +1,93 @@
 -- adaptive_grain.lua — find an efficient task grain size online (seed 000).
 --
--- Reads, as differences over each window (one application iteration by default):
+-- Reads, as differences over each window (the time between two counter snapshots, or between
+-- two iteration events):
 --   /threads/time/overall      Σt_func: worker time in the scheduling loop, busy or idle
 --   /threads/time/cumulative   Σt_exec: worker time inside tasks
 --   /threads/time/idle         time spent looking for work and finding none
 --   /threads/count/cumulative  n_t: tasks completed
 --   /threads/count/pending-accesses, -misses   (reported in the reasons, seed 000 IV-E)
---   and the iteration event's payload: the grain the step ran with (`nx`) and its duration.
--- From these (seed 000 Eq. 1-4, over the window, not since the start):
---   t_d = ΔΣt_exec / Δn_t                    task duration
---   t_o = (ΔΣt_func - ΔΣt_exec) / Δn_t       task overhead
+--   and the iteration event's payload: the grain the step ran with (`nx`), its duration.
+-- From these (seed 000 Eq. 1-4, over the window rather than since the start):
+--   t_d = ΔΣt_exec / Δn_t                        task duration
+--   t_o = (ΔΣt_func - ΔΣt_exec) / Δn_t           task overhead
 --   idle-rate = (ΔΣt_func - ΔΣt_exec) / ΔΣt_func
--- and the idle-rate split into its two causes, which seed 000 shows at the two ends of the
+-- and the idle-rate split into its two causes, which seed 000 finds at the two ends of the
 -- partition-size sweep:
---   management share = (ΔΣt_func - ΔΣt_exec - Δidle) / ΔΣt_func   (fine grain: the scheduler
---                      creates, queues and switches to tasks too small for that cost)
---   starvation share = Δidle / ΔΣt_func                           (coarse grain: too few
---                      partitions to keep every worker busy; workers search and find nothing)
+--   t_m = (ΔΣt_func - ΔΣt_exec - Δidle) / Δn_t   management overhead per task (fine grain:
+--         creating, queueing and switching to tasks)
+--   starvation = Δidle / ΔΣt_func               share of worker time without work (coarse
+--         grain: too few partitions to keep every worker busy)
 -- Changes: the grain knob (`stencil.nx` by default; any integer or double knob whose larger
---          values mean larger tasks).
--- Why:     seed 000 (Grubel et al.): execution time is high for very fine tasks (management
---          overhead) and very coarse ones (starvation), flat in between. The policy
---            * coarsens while the management share is above `overhead_high`, by the factor that
---              would bring it to `overhead_target` (the share falls like 1/grain),
---            * refines while the starvation share is above `starvation_high`, likewise,
---            * holds in between: the efficient region.
---          Steps are multiplicative (the sweep spans decades) and capped by `max_factor`.
---          The grain values it has judged too fine / too coarse bracket the efficient region;
---          a move never leaves the bracket (it bisects it geometrically instead), and the cap
---          shrinks to its square root at every change of direction, so the policy cannot
---          oscillate for ever. It also compares iteration times: a move that made iterations
---          slower by more than `slowdown` than the best grain seen is undone (the counters do
---          not see everything: cache effects, seed 000's wait time). It settles after
---          `settle_after` windows in a row without a move, or when the bracket is narrower than
---          `settle_ratio`; settled, it re-opens only when one condition persists for `patience`
---          windows (at most `max_reopen` times, each time with a smaller cap).
--- Every knob change is a decision record (log, summary, trace) whose reason gives the shares,
--- t_d, t_o, idle-rate and pending misses of the window; settling is logged at info level.
+--          values mean larger tasks, e.g. a chunk size).
+-- Why:     seed 000 (Grubel et al.): execution time is high for very fine tasks (overhead) and
+--          very coarse ones (starvation) and flat in between. The policy
+--            * coarsens while t_d < lambda * t_m: the task does not pay for its management
+--              (seed 001's rule for inlining and chunking, with the same constant as
+--              loop.lambda). It aims at t_d = aim * lambda * t_m, using t_d = a * grain + b
+--              fitted on the last two grains it saw: b is the part of a task's duration that
+--              does not shrink with the grain (allocations, futures inside the task), which the
+--              scheduler counts as execution and seed 000 sees as wait time;
+--            * refines while the starvation share is above `starvation_high`, by the factor
+--              that would bring it to `starvation_target`;
+--            * otherwise keeps going in the direction of its last move while that move made
+--              iterations faster by more than `gain` (the flat bottom of the valley is wide,
+--              its walls are not only overhead and starvation: cache and page-fault effects
+--              show in the step time only), and holds when it did not: the efficient region.
+--          Steps are multiplicative (the sweep spans decades), at most `max_factor`. The grains
+--          it judged too fine / too coarse bracket the efficient region; a move never leaves
+--          the bracket (it bisects it geometrically instead), and the step cap shrinks to its
+--          square root at every change of direction, so it cannot oscillate for ever. A move
+--          that made iterations slower than the best grain seen by `slowdown` is undone. It
+--          settles after `settle_after` steps in a row without a move (or when the bracket is
+--          narrower than `settle_ratio`); settled, it re-opens only when a condition persists
+--          for `patience` steps and steps got `reopen_slowdown` slower than when it settled, at most
+--          `max_reopen` times, each time with a smaller step cap.
+-- Every knob change is a decision record (log, summary, trace: rule "adaptive_grain") whose
+-- reason gives t_d, t_m, t_o, idle-rate, starvation, pending misses and, for time-based
+-- moves, the step times; settling is logged at info level.
 --
--- Windows: with trigger = "iteration" (default) a window is one application step, delimited
--- by two iteration events; the counters are those of the latest snapshot, so the application
--- should take one right before raising the event (grain::instrumentation::sample_now(), as
--- grain-stencil does) or run with a sample interval well below the step time. A step that ran
--- with another grain than the knob's current value (the event's `nx_field`) is skipped: the
--- change has not reached the application yet. Without `nx_field` in the payload the first
--- `skip` events after a change are skipped. With trigger = <number> the window is that many
--- milliseconds (grain.every), for applications without iteration events.
+-- Timing: decisions are taken on counter snapshots as soon as a window holds `min_tasks`
+-- completed tasks, so the first one comes one sample interval after start-up (the runtime's
+-- --grain:sample-interval, 10 ms by default) and can reach the application before its second
+-- step; then on iteration events. After a change, windows are ignored until an iteration
+-- event reports a step that ran with the new grain (`nx_field`; without it, `skip` events).
+-- Step times (`duration_field`) are compared as means over the steps at one grain after its
+-- first (which also pays for the re-partitioning).
 --
 -- Configuration: a global ADAPTIVE_GRAIN table set by a policy loaded before this one, e.g.
---   ADAPTIVE_GRAIN = { knob = "my.chunk", overhead_high = 0.05 }
+--   ADAPTIVE_GRAIN = { knob = "my.chunk", lambda = 50 }
 --   --grain:policy=my_settings.lua --grain:policy=policies-lua/adaptive_grain.lua
--- or require("adaptive_grain").start{...}. The keys and their defaults are in `defaults`
--- below; docs/policies.md explains them with measurements.
+-- or require("adaptive_grain").start{...}. Keys and defaults: `defaults` below;
+-- docs/policies.md explains them with measurements.
 
 local M = {}
 
 M.defaults = {
-  knob = "stencil.nx",          -- the grain knob (larger = coarser)
-  trigger = "iteration",        -- event name, or a period in ms
-  nx_field = "nx",              -- payload field: the grain the step ran with (nil: unknown)
-  duration_field = "duration_ns",  -- payload field: the step's duration (nil: no time guard)
-  instance = "locality#0/total",   -- counter instance the shares are computed over
-  overhead_high = 0.05,         -- coarsen above this management share of worker time
-  overhead_target = 0.02,       -- ... aiming at this share
-  starvation_high = 0.05,       -- refine above this starvation share of worker time
-  starvation_target = 0.02,     -- ... aiming at this share
-  max_factor = 64,              -- largest first step (multiplicative)
-  min_factor = 1.25,            -- smaller steps are not worth a re-partition: hold
-  settle_ratio = 1.5,           -- bracket hi/lo below this: settled
-  settle_after = 3,             -- windows in a row without a move: settled
-  slowdown = 1.15,              -- undo a move whose iteration is this much slower than the best
-  skip = 1,                     -- windows skipped after a change when nx_field is absent
-  patience = 3,                 -- settled: windows a condition must persist to re-open
-  reopen_factor = 4,            -- cap of the first step after re-opening (then its root, ...)
-  max_reopen = 3,               -- re-openings at most
-  name = "adaptive_grain",      -- rule name of the decisions
+  knob = "stencil.nx",           -- the grain knob (larger = coarser)
+  trigger = "iteration",         -- the application's step event (false: none)
+  nx_field = "nx",               -- payload: the grain the step ran with (false: unknown)
+  duration_field = "duration_ns",  -- payload: the step's duration (false: no time rules)
+  instance = "locality#0/total",   -- counter instance the metrics are computed over
+  lambda = 100,                  -- coarsen while t_d < lambda * t_m ...
+  min_task_ns = 50000,           -- ... or t_d < this
+  aim = 2,                       -- ... aiming at aim times that bound
+  starvation_high = 0.15,        -- refine above this starvation share of worker time
+  starvation_target = 0.05,      -- ... aiming at this share
+  min_tasks = 32,                -- tasks a snapshot window needs to be judged
+  max_factor = 64,               -- largest step (multiplicative)
+  min_factor = 1.25,             -- smaller steps are not worth a re-partition: hold
+  gain = 1.05,                   -- keep going while a move made steps this much faster
+  slowdown = 1.10,               -- undo a move whose steps are this much slower than the best
+  settle_ratio = 1.5,            -- bracket hi/lo below this: settled
+  settle_after = 3,              -- steps in a row without a move: settled
+  min_steps = 2,                 -- steps at a grain (after its first) before its time counts
+  skip = 1,                      -- events skipped after a change when nx_field is absent
+  patience = 4,                  -- settled: steps a condition must persist to re-open ...
+  reopen_slowdown = 1.25,        -- ... with steps this much slower than when it settled
+  reopen_factor = 4,             -- step cap after re-opening (then its root, ...)
+  max_reopen = 3,                -- re-openings at most
+  name = "adaptive_grain",       -- rule name of the decisions
 }
 
 local function fmt_time(ns)
@@ -83,36 +96,34 @@ local function fmt_time(ns)
   return string.format("%.0f ns", ns)
 end
 
--- Differences of the monotonic counters between two readings; nil when not measurable.
+-- Differences of the monotonic counters between two readings; nil when nothing completed.
 local function window_metrics(a, b)
   local dn = b.n - a.n
-  local dfunc, dexec, didle = b.func - a.func, b.exec - a.exec, b.idle - a.idle
+  local dfunc, dexec, didle = b.func - a.func, b.exec - a.exec, math.max(0, b.idle - a.idle)
   if dn <= 0 or dfunc <= 0 then return nil end
-  local m = {
+  local mgmt = math.max(0, dfunc - dexec - didle)
+  local dacc = (b.acc or 0) - (a.acc or 0)
+  return {
     tasks = dn,
     t_d = dexec / dn,
     t_o = (dfunc - dexec) / dn,
+    t_m = mgmt / dn,
     idle_rate = (dfunc - dexec) / dfunc,
-    starvation = math.max(0, didle) / dfunc,
+    starvation = didle / dfunc,
+    miss_rate = dacc > 0 and ((b.miss or 0) - (a.miss or 0)) / dacc or nil,
   }
-  m.management = math.max(0, dfunc - dexec - math.max(0, didle)) / dfunc
-  local dacc = (b.acc or 0) - (a.acc or 0)
-  m.miss_rate = dacc > 0 and ((b.miss or 0) - (a.miss or 0)) / dacc or nil
-  return m
 end
 
 function M.start(user)
   local cfg = {}
   for k, v in pairs(M.defaults) do cfg[k] = v end
   for k, v in pairs(user or {}) do
-    if M.defaults[k] == nil and k ~= "nx_field" and k ~= "duration_field" then
+    if M.defaults[k] == nil then
       error("adaptive_grain: unknown setting '" .. tostring(k) .. "'", 2)
     end
     cfg[k] = v
   end
-  if user and user.nx_field == false then cfg.nx_field = nil end
-  if user and user.duration_field == false then cfg.duration_field = nil end
-  assert(cfg.overhead_target < cfg.overhead_high, "adaptive_grain: overhead_target >= overhead_high")
+  assert(cfg.lambda > 0 and cfg.aim >= 1, "adaptive_grain: lambda > 0 and aim >= 1")
   assert(cfg.starvation_target < cfg.starvation_high,
          "adaptive_grain: starvation_target >= starvation_high")
   assert(cfg.max_factor > 1 and cfg.min_factor > 1, "adaptive_grain: factors must be > 1")
@@ -129,20 +140,26 @@ function M.start(user)
     lo = nil, hi = nil,    -- grains judged too fine / too coarse (the bracket)
     cap = cfg.max_factor,  -- largest factor of the next move
     last_dir = 0,          -- +1 coarsened, -1 refined
-    quiet = 0,             -- windows in a row without a move
-    persist = 0, persist_dir = 0,  -- settled: a condition seen this many windows in a row
+    last_from = nil,       -- grain before the last move
+    last_factor = nil,
+    pending = nil,         -- a grain set but not yet reported by the application
+    quiet = 0,             -- steps in a row without a move
+    persist = 0, persist_dir = 0,  -- settled: a condition seen this many steps in a row
     reopened = 0,
     skip = 0,
     moves = 0,
-    times = {},            -- grain value -> latest clean step duration (ns)
+    obs = {},              -- grain -> { t_d, t_m } of its latest window
+    prev_grain = nil,      -- the grain observed before the current one (for the fit)
+    steps = {},            -- grain -> { n, sum } of its step durations after the first
     why = nil,             -- why it settled
+    settled_ns = nil,      -- mean step time when it settled
     last = nil,            -- metrics of the latest window
   }
   M.state = st
   local base = nil         -- counter reading at the start of the window
-  local last_seq = -1      -- sequence of the latest snapshot seen
-  local seq_at_base = -1
+  local last_seq, seq_at_base = -1, -1
   local warned = false
+  local last_ran = nil     -- grain of the previous step event
 
   local function read()
     local r = {}
@@ -156,10 +173,20 @@ function M.start(user)
     return r
   end
 
-  local function best_time()
+  -- Mean of the last (up to) 4 step times at grain x, and how many steps were seen.
+  local function mean_step(x)
+    local s = st.steps[x]
+    if not s or s.n == 0 then return nil, 0 end
+    local sum, k = 0, math.min(#s.recent, 4)
+    for i = #s.recent - k + 1, #s.recent do sum = sum + s.recent[i] end
+    return sum / k, s.n
+  end
+
+  local function best_grain()
     local bx, bt = nil, nil
-    for x, t in pairs(st.times) do
-      if not bt or t < bt then bx, bt = x, t end
+    for x, s in pairs(st.steps) do
+      local t, n = mean_step(x)
+      if n >= cfg.min_steps and (not bt or t < bt) then bx, bt = x, t end
     end
     return bx, bt
   end
@@ -167,23 +194,31 @@ function M.start(user)
   local function settle(why)
     if st.phase ~= "settled" then
       st.phase, st.why = "settled", why
-      st.settled_ns = st.times[knob:get()]
+      st.settled_ns = mean_step(knob:get())
       grain.log.info(string.format("adaptive_grain: settled at %s = %s: %s", cfg.knob,
                                    tostring(knob:get()), why))
     end
   end
 
+  local function set(x, v, why)
+    local nv = knob:set(v, why)
+    if nv == x then return false end
+    st.pending, st.quiet, st.moves = nv, 0, st.moves + 1
+    st.skip = cfg.skip
+    base = nil
+    return true
+  end
+
   -- Move the knob from x by `factor` in direction dir (+1 coarser, -1 finer).
   local function move(x, dir, factor, why)
+    if st.last_dir ~= 0 and dir ~= st.last_dir then
+      st.cap = math.max(1, math.sqrt(st.cap))   -- changed direction: smaller steps from now
+    end
     factor = math.min(factor, st.cap)
     if factor < cfg.min_factor then
       settle(string.format("next step x%.2f is below min_factor %.2f (%s)", factor,
                            cfg.min_factor, why))
-      return false
-    end
-    if st.last_dir ~= 0 and dir ~= st.last_dir then
-      st.cap = math.max(1, math.sqrt(st.cap))   -- changed direction: smaller steps from now
-      factor = math.min(factor, st.cap)
+      return
     end
     local target = dir > 0 and x * factor or x / factor
     -- Stay strictly inside the bracket: bisect geometrically when the step would leave it.
@@ -194,85 +229,145 @@ function M.start(user)
     if st.lo and st.hi and st.hi / st.lo < cfg.settle_ratio then
       settle(string.format("bracket [%s, %s] narrower than x%.2f", tostring(st.lo),
                            tostring(st.hi), cfg.settle_ratio))
-      return false
-    end
-    local v, clamped = knob:set(target, why)
-    if v == x then
-      settle(string.format("%s is at its limit %s (%s)", cfg.knob, tostring(x), why))
-      return false
-    end
-    st.last_dir, st.quiet, st.moves = dir, 0, st.moves + 1
-    st.skip = cfg.skip
-    return true, clamped
-  end
-
-  -- One window: the step (or period) that just ended ran with grain x.
-  local function decide(m, x, duration)
-    st.last = m
-    if duration and duration > 0 then st.times[x] = duration end
-    local detail = string.format(
-        "t_d %s, t_o %s, idle-rate %.2f, management %.0f%%, starvation %.0f%%%s",
-        fmt_time(m.t_d), fmt_time(m.t_o), m.idle_rate, 100 * m.management,
-        100 * m.starvation,
-        m.miss_rate and string.format(", pending misses %.0f%%", 100 * m.miss_rate) or "")
-
-    -- The time guard: a grain whose iterations are clearly slower than the best one seen.
-    local bx, bt = best_time()
-    if st.phase == "searching" and bx and bx ~= x and duration and
-        duration > cfg.slowdown * bt then
-      if bx > x then st.lo = math.max(st.lo or x, x) else st.hi = math.min(st.hi or x, x) end
-      st.cap = math.max(1, math.sqrt(st.cap))
-      knob:set(bx, string.format("iteration %s at %s = %s is %.2fx the %s at %s: back (%s)",
-                                 fmt_time(duration), cfg.knob, tostring(x), duration / bt,
-                                 fmt_time(bt), tostring(bx), detail))
-      st.last_dir, st.quiet, st.skip = (bx > x) and 1 or -1, 0, cfg.skip
-      st.moves = st.moves + 1
       return
     end
-
-    local dir, factor, why = 0, 1, nil
-    if m.management > cfg.overhead_high and m.management >= m.starvation then
-      dir, factor = 1, m.management / cfg.overhead_target
-      why = string.format("management %.0f%% of worker time > %.0f%%: coarsen", 100 * m.management,
-                          100 * cfg.overhead_high)
-    elseif m.starvation > cfg.starvation_high then
-      dir, factor = -1, m.starvation / cfg.starvation_target
-      why = string.format("starvation %.0f%% of worker time > %.0f%%: refine", 100 * m.starvation,
-                          100 * cfg.starvation_high)
+    local from = x
+    if set(x, target, string.format("%s x%.1f", why, target / x >= 1 and target / x or x / target)) then
+      st.last_dir, st.last_from, st.last_factor = dir, from, factor
+    else
+      settle(string.format("%s is at its limit %s (%s)", cfg.knob, tostring(x), why))
     end
+  end
+
+  -- t_d = a * grain + b from this grain's window and the previous grain's.
+  local function fit(x, m)
+    local y = st.prev_grain
+    local oy = y and st.obs[y]
+    if oy and y ~= x then
+      local a = (m.t_d - oy.t_d) / (x - y)
+      local b = m.t_d - a * x
+      if a > 0 and b >= 0 then return a, b end
+    end
+    return m.t_d / x, 0
+  end
+
+  -- The counters' verdict on the window that just ended at grain x: dir, factor, why.
+  local function judge(x, m)
+    local detail = string.format(
+        "t_d %s, t_m %s, t_o %s, idle-rate %.2f, starvation %.0f%%%s", fmt_time(m.t_d),
+        fmt_time(m.t_m), fmt_time(m.t_o), m.idle_rate, 100 * m.starvation,
+        m.miss_rate and string.format(", pending misses %.0f%%", 100 * m.miss_rate) or "")
+    local floor = math.max(cfg.lambda * m.t_m, cfg.min_task_ns)
+    local a, b = fit(x, m)
+    if m.t_d < floor then
+      local factor = math.max(cfg.min_factor, (cfg.aim * floor - b) / a / x)
+      local rule = m.t_d < cfg.lambda * m.t_m and string.format("t_d < %g t_m", cfg.lambda)
+                   or string.format("t_d < %s", fmt_time(cfg.min_task_ns))
+      return 1, factor, string.format("%s: coarsen (fit t_d = %.3g ns * %s + %s; %s)", rule, a,
+                                      cfg.knob, fmt_time(b), detail), detail
+    end
+    if m.starvation > cfg.starvation_high then
+      -- Starved by too few partitions, not by tasks too small to feed the workers (a serial
+      -- producer starves them at fine grain too): refine only down to aim * floor.
+      local limit = x / math.max(1, (cfg.aim * floor - b) / a)
+      local factor = math.min(m.starvation / cfg.starvation_target, limit)
+      if factor >= cfg.min_factor then
+        return -1, factor,
+            string.format("starvation %.0f%% > %.0f%%: refine (%s)", 100 * m.starvation,
+                          100 * cfg.starvation_high, detail), detail
+      end
+    end
+    return 0, 1, nil, detail
+  end
+
+  -- A counter window at grain x ended: record it and, while searching, follow the verdict.
+  local function on_counters(x, m)
+    st.last = m
+    if st.last_grain ~= nil and st.last_grain ~= x then st.prev_grain = st.last_grain end
+    st.last_grain = x
+    st.obs[x] = { t_d = m.t_d, t_m = m.t_m }
+    local dir, factor, why, detail = judge(x, m)
+    st.verdict = { grain = x, dir = dir, factor = factor, why = why, detail = detail }
+    -- The first move needs no clock (the sooner the better: the application may not have
+    -- submitted its second step yet); later ones wait until this grain's step time is known,
+    -- so that the time rules can judge them (on_step).
+    local _, n_x = mean_step(x)
+    if st.phase == "searching" and dir ~= 0 and (st.moves == 0 or n_x >= cfg.min_steps) then
+      move(x, dir, factor, why)
+    end
+  end
+
+  -- A step at grain x ended (and no change is on its way): the time rules.
+  local function on_step(x)
+    local v = st.verdict
+    if not v or v.grain ~= x then return end
+    local t_x, n_x = mean_step(x)
+    if n_x < cfg.min_steps then t_x = nil end
 
     if st.phase == "settled" then
-      -- Only a condition that comes with slower iterations than when it settled counts: the
-      -- counters may have said the same then (the time guard or a bracket overruled them).
-      local then_ns = st.settled_ns
-      if dir ~= 0 and duration and then_ns and duration <= cfg.slowdown * then_ns then dir = 0 end
+      -- Only a condition that comes with slower steps than when it settled counts: the
+      -- counters may have said the same then (the time rules overruled them).
+      local dir = v.dir
+      if dir ~= 0 and t_x and st.settled_ns and t_x <= cfg.reopen_slowdown * st.settled_ns then
+        dir = 0
+      end
       if dir ~= 0 and dir == st.persist_dir then
         st.persist = st.persist + 1
       else
         st.persist, st.persist_dir = dir ~= 0 and 1 or 0, dir
       end
       if dir == 0 or st.persist < cfg.patience or st.reopened >= cfg.max_reopen then return end
-      -- The conditions changed for good (another input phase, other load): search again,
-      -- from what the clock says now.
+      -- The conditions changed for good (another input phase, other load): search again.
       st.reopened = st.reopened + 1
       st.phase, st.why = "searching", nil
       st.cap = cfg.reopen_factor ^ (0.5 ^ (st.reopened - 1))
-      st.lo, st.hi, st.last_dir, st.times = nil, nil, 0, { [x] = duration }
+      st.lo, st.hi, st.last_dir = nil, nil, 0
+      st.steps = { [x] = st.steps[x] }
       st.persist, st.persist_dir = 0, 0
-      why = why .. string.format(" (for %d windows while settled: re-opened)", cfg.patience)
-    end
-
-    if dir == 0 then
-      st.quiet = st.quiet + 1
-      if st.quiet >= cfg.settle_after then
-        settle(string.format("%d windows in the efficient region (%s)", st.quiet, detail))
-      end
+      move(x, dir, v.factor, v.why .. string.format(
+          " (for %d steps while settled, steps slower: re-opened)", cfg.patience))
       return
     end
-    move(x, dir, factor, string.format("%s x%.1f (%s)", why, math.min(factor, st.cap), detail))
+
+    -- The clock first: a move that made steps slower than the best grain is undone.
+    local bx, bt = best_grain()
+    if bx and bx ~= x and t_x and t_x > cfg.slowdown * bt then
+      if bx > x then st.lo = math.max(st.lo or x, x) else st.hi = math.min(st.hi or x, x) end
+      st.cap = math.max(1, math.sqrt(st.cap))
+      st.last_dir = bx > x and 1 or -1
+      st.last_from, st.last_factor = nil, nil
+      set(x, bx, string.format("steps at %s = %s take %s, %.2fx the %s at %s: back (%s)",
+                               cfg.knob, tostring(x), fmt_time(t_x), t_x / bt, fmt_time(bt),
+                               tostring(bx), v.detail))
+      return
+    end
+
+    if v.dir ~= 0 and t_x then          -- the counters' verdict, now that the clock can judge it
+      move(x, v.dir, v.factor, v.why)
+      if st.pending or st.phase == "settled" then return end
+    end
+
+    if st.last_from and t_x then
+      -- The counters are content; did the last move pay? Then one more, smaller step.
+      local t_from = mean_step(st.last_from)
+      local from, dir, factor = st.last_from, st.last_dir, math.sqrt(st.last_factor)
+      st.last_from = nil   -- judged once
+      if t_from and t_x * cfg.gain < t_from then
+        move(x, dir, factor, string.format(
+            "the last move (%s -> %s) made steps %.2fx faster (%s -> %s): %s again (%s)",
+            tostring(from), tostring(x), t_from / t_x, fmt_time(t_from), fmt_time(t_x),
+            dir > 0 and "coarsen" or "refine", v.detail))
+        if st.pending then return end
+      end
+    end
+
+    st.quiet = st.quiet + 1
+    if st.quiet >= cfg.settle_after and t_x then
+      settle(string.format("%d steps in the efficient region (%s)", st.quiet, v.detail))
+    end
   end
 
-  local function on_window(x, duration)
+  local function close_window(x, min_tasks)
     local now = read()
     if not now then
       if not warned then
@@ -286,35 +381,52 @@ function M.start(user)
       base, seq_at_base = now, last_seq
       return
     end
-    if last_seq == seq_at_base then return end  -- no new snapshot: let the window grow
-    local a = base
+    if last_seq == seq_at_base then return end   -- no new snapshot: let the window grow
+    if now.n - base.n < min_tasks then return end
+    local m = window_metrics(base, now)
     base, seq_at_base = now, last_seq
-    if st.skip > 0 then                         -- the window straddles the last change
-      st.skip = st.skip - 1
-      return
-    end
-    local m = window_metrics(a, now)
-    if m then decide(m, x, duration) end
+    if m then on_counters(x, m) end
   end
 
-  grain.on("sample", function(s) last_seq = s.sequence end, cfg.name .. ":samples")
+  grain.on("sample", function(s)
+    last_seq = s.sequence
+    if st.pending == nil and st.phase == "searching" then close_window(knob:get(), cfg.min_tasks) end
+  end, cfg.name)
 
-  if type(cfg.trigger) == "number" then
-    return grain.every(cfg.trigger, function() on_window(knob:get(), nil) end, cfg.name)
-  end
+  if not cfg.trigger then return end
   return grain.on(cfg.trigger, function(ev)
     local x = knob:get()
-    local ran = cfg.nx_field and ev[cfg.nx_field]
-    if ran ~= nil and ran ~= x then
-      -- This step ran with an older grain: the change has not reached the application yet.
-      -- Start the window after it, without the skip count (the payload tells us exactly).
-      st.skip = 0
-      base = read()
-      seq_at_base = last_seq
+    local ran = cfg.nx_field and ev[cfg.nx_field] or nil
+    if st.pending ~= nil then
+      -- After a change: wait until the application reports a step with the new grain.
+      local arrived
+      if ran ~= nil then arrived = ran == st.pending else
+        st.skip = st.skip - 1
+        arrived = st.skip <= 0
+      end
+      -- The window starts with the first snapshot taken after this event: the latest one may
+      -- be older than the step and hold tasks of the old grain.
+      base = nil
+      if arrived then st.pending = nil end
+      last_ran = ran or x
       return
     end
-    if ran ~= nil then st.skip = 0 end
-    on_window(x, cfg.duration_field and ev[cfg.duration_field] or nil)
+    if ran ~= nil and ran ~= x then   -- set by someone else, not yet applied
+      last_ran, base = ran, nil
+      return
+    end
+    -- Step times at x, after the first step at x (which also re-partitioned).
+    local d = cfg.duration_field and ev[cfg.duration_field] or nil
+    if d and last_ran == x then
+      local s = st.steps[x] or { n = 0, recent = {} }
+      s.n = s.n + 1
+      s.recent[#s.recent + 1] = d
+      if #s.recent > 4 then table.remove(s.recent, 1) end
+      st.steps[x] = s
+    end
+    last_ran = x
+    close_window(x, 1)
+    if st.pending == nil then on_step(x) end
   end, cfg.name)
 end
 
