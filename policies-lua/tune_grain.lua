@@ -11,8 +11,8 @@
 --          everywhere and a search over the linear range would spend its first evaluations at
 --          half the range. grain.tune's strategies work on the linear range of a knob, hence
 --          this 1-D Nelder-Mead (reflect 1, expand 2, contract 1/2, shrink 1/2) in Lua, on
---          u = log(grain). Each point is measured over `window` steps (median) after the
---          change has reached the application. The search ends when the simplex is narrower
+--          u = log(grain). Each point is measured as the mean of `window` steps, after the
+--          change has reached the application and `first` steps at the new grain. The search ends when the simplex is narrower
 --          than `tolerance` (a factor), or after `budget` evaluations; the best point is then
 --          applied and kept (decision reason "tune_grain converged ..."), and the policy stops.
 --
@@ -32,7 +32,8 @@ M.defaults = {
   metric = "duration_ns",     -- payload field, or a "/counter"
   nx_field = "nx",            -- payload field: the grain the step ran with (false: unknown)
   skip = 1,                   -- steps ignored after a change when nx_field is absent
-  window = 1,                 -- steps measured per point (median)
+  first = 1,                  -- steps at a new point ignored (they also re-partition)
+  window = 3,                 -- steps measured per point (their mean)
   initial_step = 8,           -- the simplex's second vertex: grain x initial_step
   tolerance = 1.25,           -- converged when the simplex spans less than this factor
   budget = 16,                -- evaluations at most
@@ -41,13 +42,13 @@ M.defaults = {
   on_done = nil,              -- function(best_value, best_metric, converged)
 }
 
-local function median(t)
-  local s = {}
-  for i, v in ipairs(t) do s[i] = v end
-  table.sort(s)
-  local n = #s
-  if n % 2 == 1 then return s[(n + 1) // 2] end
-  return (s[n // 2] + s[n // 2 + 1]) / 2
+-- The mean, not the median: the steps of a pipelined application end in bursts (two steps
+-- 0.2 ms apart, then a long one), and the mean of consecutive step times is the elapsed time
+-- per step.
+local function mean(t)
+  local s = 0
+  for _, v in ipairs(t) do s = s + v end
+  return s / #t
 end
 
 function M.start(user)
@@ -92,7 +93,7 @@ function M.start(user)
   end
 
   -- The search as a coroutine: evaluate(u) yields until the point is measured.
-  local pending, samples, skip = nil, {}, 0
+  local pending, samples, skip, first = nil, {}, 0, 0
   local function evaluate(u, why)
     local v = value_of(u)
     if st.measured[v] then return st.measured[v] end
@@ -101,6 +102,7 @@ function M.start(user)
     if knob:get() ~= v then
       knob:set(v, string.format("tune_grain: %s (evaluation %d)", why, st.evaluations + 1))
       skip = cfg.nx_field and 0 or cfg.skip
+      first = cfg.first
     end
     local f = coroutine.yield()
     st.evaluations = st.evaluations + 1
@@ -114,6 +116,7 @@ function M.start(user)
     local x0 = math.log(knob:get())
     local x1 = x0 + math.log(cfg.initial_step)
     if x1 > uhi then x1 = x0 - math.log(cfg.initial_step) end
+    x1 = math.max(ulo, math.min(uhi, x1))
     local s = { { x0, evaluate(x0, "start") }, { x1, evaluate(x1, "initial simplex") } }
     while true do
       table.sort(s, function(a, b) return a[2] < b[2] end)
@@ -123,10 +126,11 @@ function M.start(user)
         return
       end
       local c = b[1]                         -- centroid of all but the worst (1-D: the best)
-      local xr = c + (c - w[1])
-      local fr = evaluate(xr, "reflect")
+      local xr = math.max(ulo, math.min(uhi, c + (c - w[1])))
+      -- At the edge of the range the reflection is the best point itself: contract instead.
+      local fr = value_of(xr) == value_of(c) and math.huge or evaluate(xr, "reflect")
       if fr < b[2] then
-        local xe = c + 2 * (c - w[1])
+        local xe = math.max(ulo, math.min(uhi, c + 2 * (c - w[1])))
         local fe = evaluate(xe, "expand")
         if fe < fr then s[2] = { xe, fe } else s[2] = { xr, fr } end
       elseif fr < w[2] then
@@ -181,11 +185,15 @@ function M.start(user)
       skip = skip - 1
       return
     end
+    if first > 0 then
+      first = first - 1
+      return
+    end
     local f
     if cfg.metric:sub(1, 1) == "/" then f = grain.counter(cfg.metric) else f = ev[cfg.metric] end
     if type(f) ~= "number" then return end
     samples[#samples + 1] = f
-    if #samples >= cfg.window then resume(median(samples)) end
+    if #samples >= cfg.window then resume(mean(samples)) end
   end, cfg.name)
   return id, st
 end
