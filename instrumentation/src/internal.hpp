@@ -75,6 +75,9 @@ class print_listener : public listener {
   std::vector<std::size_t> selected_;
 };
 
+// ---- /loops counters (loop_counters.cpp) ----
+std::shared_ptr<counter_provider> make_loop_provider();
+
 // ---- sampler (sampler.cpp) ----
 class sampler {
  public:

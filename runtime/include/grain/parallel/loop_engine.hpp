@@ -62,8 +62,7 @@ struct loop_shared {
   alignas(cache_line) std::atomic<std::size_t> next{0};
   alignas(cache_line) std::atomic<bool> stop{false};
   std::atomic<std::uint64_t> chunks_done{0};
-  std::atomic<std::uint64_t> timed_ns{0};     // adaptive: time in chunks, all runners
-  std::atomic<std::uint64_t> timed_iters{0};  // adaptive: iterations in those chunks
+  std::atomic<std::size_t> final_chunk{0};  // adaptive: see note_chunk
   std::mutex error_mutex;
   std::exception_ptr error;
 
@@ -75,6 +74,12 @@ struct loop_shared {
     stop.store(true, std::memory_order_relaxed);
   }
   bool stopped() const noexcept { return stop.load(std::memory_order_relaxed); }
+  // Adaptive: the largest chunk size a runner's rule ended at (the reported chunk).
+  void note_chunk(std::size_t c) noexcept {
+    std::size_t cur = final_chunk.load(std::memory_order_relaxed);
+    while (c > cur && !final_chunk.compare_exchange_weak(cur, c, std::memory_order_relaxed)) {
+    }
+  }
 
   // [b, e) of the next claimed chunk of c iterations; false when the loop is exhausted.
   bool claim(std::size_t c, std::size_t& b, std::size_t& e) noexcept {
@@ -97,6 +102,23 @@ struct loop_shared {
         return true;
       }
     }
+  }
+};
+
+// The median of the last (up to) 5 values.
+struct window_median {
+  double v[5] = {};
+  unsigned n = 0, next = 0;
+  void add(double x) noexcept {
+    v[next] = x;
+    next = (next + 1) % 5;
+    if (n < 5) ++n;
+  }
+  double median() const noexcept {
+    double w[5];
+    std::copy(v, v + n, w);
+    std::sort(w, w + n);
+    return n ? w[n / 2] : 0;
   }
 };
 
@@ -132,28 +154,40 @@ void run_share(loop_shared& s, unsigned r, Body& body) noexcept {
         }
         break;
       case execution::chunk_kind::adaptive: {
-        // Size each chunk from this runner's mean iteration time so far (one clock read per
-        // chunk, claim included): c = ceil(target / t_iter), growing at most 4x a step so a
-        // first, clock-dominated measurement of a tiny chunk cannot overshoot.
+        // Size each chunk from this runner's recent iteration time (claims included):
+        // c = ceil(target / t_iter), t_iter the median of the last 5 timing windows, so one
+        // window stretched by a preemption does not shrink the chunks while a real change of
+        // cost is followed within 3 windows. c grows at most 4x a step, so a first,
+        // clock-dominated measurement of a tiny chunk cannot overshoot. The clock (~40 ns in
+        // a VM) is read after every chunk while the size moves, after every 4th once it is
+        // steady (within 1/8).
         std::size_t c = 1;
-        std::uint64_t sum_t = 0, sum_i = 0;
+        std::uint64_t pending = 0;
+        unsigned since = 0, every = 1;
+        window_median recent;
         std::uint64_t t0 = now_ns();
         while (!s.stopped() && s.claim(c, b, e)) {
           body(b, e, r);
           ++chunks;
+          pending += e - b;
+          if (++since < every) continue;
+          since = 0;
           const std::uint64_t t1 = now_ns();
-          sum_t += t1 - t0;
-          sum_i += e - b;
+          recent.add(static_cast<double>(t1 - t0) / static_cast<double>(pending));
+          pending = 0;
           t0 = t1;
-          const double t_iter = static_cast<double>(sum_t) / static_cast<double>(sum_i);
+          const double t_iter = recent.median();
           const double want = t_iter > 0 ? s.target_ns / t_iter : static_cast<double>(s.cap);
           const std::size_t grow = std::min(s.cap, c * 4);
-          c = want >= static_cast<double>(grow)
+          const std::size_t next =
+              want >= static_cast<double>(grow)
                   ? grow
                   : std::max<std::size_t>(1, static_cast<std::size_t>(want + 0.999));
+          const std::size_t diff = next > c ? next - c : c - next;
+          every = diff <= c / 8 ? 4 : 1;
+          c = next;
         }
-        s.timed_ns.fetch_add(sum_t, std::memory_order_relaxed);
-        s.timed_iters.fetch_add(sum_i, std::memory_order_relaxed);
+        s.note_chunk(c);
         break;
       }
     }
@@ -228,14 +262,8 @@ void run_loop_here(const execution::chunker& ch, std::size_t n, Body& body) {
     for (auto it = others.rbegin(); it != others.rend(); ++it) it->wait();
   }
 
-  if (ch.kind == execution::chunk_kind::adaptive) {
-    const std::uint64_t it = s.timed_iters.load(std::memory_order_relaxed);
-    const double t_iter =
-        it ? static_cast<double>(s.timed_ns.load(std::memory_order_relaxed)) / it : 0;
-    reported = t_iter > 0 ? std::clamp<std::size_t>(
-                                static_cast<std::size_t>(s.target_ns / t_iter + 0.999), 1, s.cap)
-                          : s.cap;
-  }
+  if (ch.kind == execution::chunk_kind::adaptive)
+    reported = std::max<std::size_t>(1, s.final_chunk.load(std::memory_order_relaxed));
   record_loop(ch.kind, n, s.chunks_done.load(std::memory_order_relaxed), reported);
   if (s.error) std::rethrow_exception(s.error);
 }
