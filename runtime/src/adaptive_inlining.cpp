@@ -93,6 +93,12 @@ double parse_task_overhead(const std::string& text) {
 adaptive_choice adaptive_decide(adaptive_frame& fr) noexcept {
   worker* w = current_worker();
   task_base* parent = w ? w->current_task : nullptr;
+  if (parent && parent->inline_subtree) {
+    // Inclusive durations nest: below a call predicted short, every call is shorter.
+    w->stats->tasks.inc();
+    w->stats->inline_tasks.inc();
+    return adaptive_choice::call;
+  }
   const std::uint32_t depth = parent ? std::min<std::uint32_t>(parent->depth + 1u, 0xFFFEu) : 0u;
   fr.depth = static_cast<std::uint16_t>(depth);
   kind_entry& e = lookup(make_key(fr.info.name, depth));
@@ -113,6 +119,7 @@ adaptive_choice adaptive_decide(adaptive_frame& fr) noexcept {
     fr.info.parent_guid = parent ? parent->info.guid : 0;
     fr.prio = parent ? parent->prio : priority::normal;
     fr.saved = parent;
+    fr.inline_subtree = true;
     w->current_task = &fr;
     w->stats->phases.inc();
     if (auto h = g_hooks.phase_begin) h(w->id, fr.info, now_ns());

@@ -54,9 +54,11 @@ struct bound_call {
 struct adaptive_frame : task_base {
   task_base* saved = nullptr;  // the task that was current before the frame was entered
 };
-enum class adaptive_choice : unsigned char { spawn_timed, inline_untimed, inline_timed };
-// Decides for fr.info.name at the caller's depth (sets fr.depth); when the choice is to inline,
-// the frame has been entered (stats, hooks) and adaptive_leave must follow the call.
+enum class adaptive_choice : unsigned char { spawn_timed, inline_untimed, inline_timed, call };
+// Decides for fr.info.name at the caller's depth (sets fr.depth). inline_*: the frame has been
+// entered (stats, hooks) and adaptive_leave must follow the call. call: the caller is itself
+// an inlined adaptive call, so this one is shorter still and runs as a plain call (counted as
+// an inline task, no frame).
 adaptive_choice adaptive_decide(adaptive_frame& fr) noexcept;
 void adaptive_leave(adaptive_frame& fr) noexcept;
 // A measured inclusive duration for the (kind, depth) estimate of t.
@@ -152,6 +154,10 @@ future<R> launch_adaptive(const executor& ex, const char* name, F&& f) {
   }
   auto* s = plain_state<R>::create();
   s->set_unpublished();
+  if (choice == adaptive_choice::call) {
+    invoke_into<R>(*s, f);
+    return future_access::adopt<R>(s);
+  }
   if (choice == adaptive_choice::inline_timed) {
     const std::uint64_t t0 = now_ns();
     invoke_into<R>(*s, f);

@@ -24,8 +24,11 @@ struct task_base {
   priority prio = priority::normal;
   std::int16_t pool = -1;  // -1: the spawning worker's pool (or "default")
   // launch::adaptive only: nesting depth (parent's + 1), part of the duration model's key;
-  // 0 for tasks launched otherwise. Fits in padding: the task does not grow.
+  // 0 for tasks launched otherwise. inline_subtree: an adaptive call inlined because it is
+  // short, so everything it launches adaptively is shorter still and runs as a plain call.
+  // Both fit in padding: the task does not grow.
   std::uint16_t depth = 0;
+  bool inline_subtree = false;
   void run() { run_fn(this); }
 };
 

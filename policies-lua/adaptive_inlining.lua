@@ -1,0 +1,115 @@
+-- adaptive_inlining.lua — adjust inline.lambda online, from the scheduler's own counters.
+--
+-- Reads, as differences between two counter snapshots (locality#0/total):
+--   /threads/time/overall         Σt_func: worker time in the scheduling loop, busy or idle
+--   /threads/time/cumulative      Σt_exec: worker time inside tasks
+--   /threads/time/idle            time spent looking for work and finding none
+--   /threads/count/cumulative     n_t: tasks completed, inlined ones included
+--   /threads/count/inline-tasks   of n_t, tasks run inline (launch::adaptive inlines count here)
+-- From these, per window:
+--   management = (ΔΣt_func - ΔΣt_exec - Δidle) / ΔΣt_func   share of worker time spent
+--                managing tasks (queueing, switching, stealing): tasks too fine
+--   starvation = Δidle / ΔΣt_func                           share of worker time without work:
+--                too few tasks to keep every worker busy
+--   spawned    = Δn_t - Δinline   tasks that went through the queues (reported in the reason)
+-- Changes: inline.lambda (launch::adaptive inlines a task kind predicted to take less than
+--          inline.lambda x t_o; docs/inlining.md).
+-- Why:     the static default is calibrated on one machine and one kind of program. Where the
+--          spawned tasks still cost a noticeable share of worker time, more of them should
+--          be inlined: lambda goes up by `factor`. Where workers starve, inlining has taken
+--          away the parallelism they need: lambda goes down by `factor`. Starvation wins when
+--          both hold (idle cores cost more than overhead on busy ones). A condition must hold
+--          for `patience` windows in a row; windows with fewer than `min_tasks` completed tasks
+--          are skipped (nothing is running, or a serial phase), and lambda stays within
+--          [`min`, `max`]. In between it holds: the efficient region of seed 000's curve.
+-- Seeds:   000 (idle-rate, management overhead and starvation at the two ends of the grain
+--          sweep), 001 (inlining against lambda x t_o).
+--
+-- Configuration: a global ADAPTIVE_INLINING table set by a policy loaded before this one, or
+--   require("adaptive_inlining").start{ overhead_high = 0.05, starvation_high = 0.10,
+--                                        factor = 2, patience = 2, min = 0.25, max = 256,
+--                                        min_tasks = 1000, knob = "inline.lambda" }
+-- e.g.  --grain:inline=adaptive --grain:policy=policies-lua/adaptive_inlining.lua
+
+local M = {}
+
+function M.start(cfg)
+  cfg = cfg or {}
+  local knob = grain.knob(cfg.knob or "inline.lambda")
+  local overhead_high = cfg.overhead_high or 0.05
+  local starvation_high = cfg.starvation_high or 0.10
+  local factor = cfg.factor or 2
+  local patience = cfg.patience or 2
+  local min_lambda, max_lambda = cfg.min or 0.25, cfg.max or 256
+  local min_tasks = cfg.min_tasks or 1000
+  assert(factor > 1, "adaptive_inlining: factor must be > 1")
+  assert(min_lambda < max_lambda, "adaptive_inlining: min must be below max")
+
+  local p = "/threads{locality#0/total}/"
+  local last = nil
+  local state = { windows = 0, over_runs = 0, starve_runs = 0, management = nil,
+                  starvation = nil, last_action = "none" }
+  M.state = state
+
+  local function read()
+    local v = {
+      func = grain.counter(p .. "time/overall"),
+      exec = grain.counter(p .. "time/cumulative"),
+      idle = grain.counter(p .. "time/idle"),
+      tasks = grain.counter(p .. "count/cumulative"),
+      inl = grain.counter(p .. "count/inline-tasks"),
+    }
+    if not (v.func and v.exec and v.idle and v.tasks and v.inl) then return nil end
+    return v
+  end
+
+  return grain.on("sample", function()
+    local now = read()
+    if not now then return end                           -- counters not there (yet)
+    if last == nil or now.func < last.func or now.tasks < last.tasks then
+      last = now                                         -- first window, or a reset
+      return
+    end
+    local dfunc, dexec = now.func - last.func, now.exec - last.exec
+    local didle, dtasks = now.idle - last.idle, now.tasks - last.tasks
+    local dinl = now.inl - last.inl
+    if dtasks < min_tasks or dfunc <= 0 then return end -- keep accumulating the window
+    last = now
+    state.windows = state.windows + 1
+    local management = math.max(0, dfunc - dexec - didle) / dfunc
+    local starvation = math.max(0, didle) / dfunc
+    local spawned = dtasks - dinl
+    state.management, state.starvation = management, starvation
+
+    if starvation > starvation_high then
+      state.starve_runs, state.over_runs = state.starve_runs + 1, 0
+    elseif management > overhead_high then
+      state.over_runs, state.starve_runs = state.over_runs + 1, 0
+    else
+      state.over_runs, state.starve_runs = 0, 0
+      state.last_action = "hold"
+      return
+    end
+
+    local lambda = knob:get()
+    local facts = string.format(
+      "management %.1f%%, starvation %.1f%% of worker time; %d of %d tasks spawned",
+      100 * management, 100 * starvation, spawned, dtasks)
+    if state.starve_runs >= patience and lambda > min_lambda then
+      local new = math.max(min_lambda, lambda / factor)
+      knob:set(new, string.format("starvation > %.0f%% for %d windows: inline less (%s)",
+                                  100 * starvation_high, state.starve_runs, facts))
+      state.starve_runs, state.last_action = 0, "lower"
+    elseif state.over_runs >= patience and lambda < max_lambda then
+      local new = math.min(max_lambda, math.max(lambda, min_lambda) * factor)
+      knob:set(new, string.format("management > %.0f%% for %d windows: inline more (%s)",
+                                  100 * overhead_high, state.over_runs, facts))
+      state.over_runs, state.last_action = 0, "raise"
+    end
+  end, "adaptive_inlining")
+end
+
+if ... == nil then   -- loaded with --grain:policy (not through require)
+  M.start(ADAPTIVE_INLINING)
+end
+return M
