@@ -21,39 +21,44 @@
 -- Changes: the grain knob (`stencil.nx` by default; any integer or double knob whose larger
 --          values mean larger tasks, e.g. a chunk size).
 -- Why:     seed 000 (Grubel et al.): execution time is high for very fine tasks (overhead) and
---          very coarse ones (starvation) and flat in between. The policy
---            * coarsens while t_d < lambda * t_m: the task does not pay for its management
---              (seed 001's rule for inlining and chunking, with the same constant as
---              loop.lambda). It aims at t_d = aim * lambda * t_m, using t_d = a * grain + b
---              fitted on the last two grains it saw: b is the part of a task's duration that
---              does not shrink with the grain (allocations, futures inside the task), which the
---              scheduler counts as execution and seed 000 sees as wait time;
---            * refines while the starvation share is above `starvation_high`, by the factor
---              that would bring it to `starvation_target`;
---            * otherwise keeps going in the direction of its last move while that move made
---              iterations faster by more than `gain` (the flat bottom of the valley is wide,
---              its walls are not only overhead and starvation: cache and page-fault effects
---              show in the step time only), and holds when it did not: the efficient region.
+--          very coarse ones (starvation) and flat in between. The policy has one target, an
+--          efficient task duration t* = aim * max(lambda * t_m, min_task_ns): a task should
+--          pay for its management many times over (seed 001's rule for inlining and chunking,
+--          lambda as in loop.lambda), and not be so short that the costs inside it that do not
+--          shrink with the grain dominate (allocations, futures: the scheduler counts them as
+--          execution; seed 000 sees them as wait time). With t_d = a * grain + b fitted on the
+--          last two grains seen (b = 0 and a = t_d / grain with one), it
+--            * coarsens while t_d < max(lambda * t_m, min_task_ns), to the grain where
+--              t_d = t*;
+--            * refines while the starvation share is above `starvation_high` (in `confirm`
+--              snapshot windows in a row, or one whole step), to the grain where t_d = t* —
+--              as many partitions as still pay for themselves; never below it (a serial
+--              producer, or the re-partitioning itself, starves workers at fine grain too);
+--            * otherwise makes one more step of at most `probe` in the direction of its last
+--              move when that move made steps faster by `gain` (the flat bottom of the valley
+--              is wide; cache and page-fault effects show in the step time only), and holds
+--              when not: the efficient region.
 --          Steps are multiplicative (the sweep spans decades), at most `max_factor`. The grains
 --          it judged too fine / too coarse bracket the efficient region; a move never leaves
 --          the bracket (it bisects it geometrically instead), and the step cap shrinks to its
 --          square root at every change of direction, so it cannot oscillate for ever. A move
---          that made iterations slower than the best grain seen by `slowdown` is undone. It
---          settles after `settle_after` steps in a row without a move (or when the bracket is
---          narrower than `settle_ratio`); settled, it re-opens only when a condition persists
---          for `patience` steps and steps got `reopen_slowdown` slower than when it settled, at most
---          `max_reopen` times, each time with a smaller step cap.
+--          that made steps slower than the best grain seen by `slowdown` is undone. It settles
+--          after `settle_after` steps in a row without a move (or when the bracket is narrower
+--          than `settle_ratio`); settled, it re-opens only when a condition persists for
+--          `patience` steps and steps got `reopen_slowdown` slower than when it settled, at
+--          most `max_reopen` times, each time with a smaller step cap.
 -- Every knob change is a decision record (log, summary, trace: rule "adaptive_grain") whose
--- reason gives t_d, t_m, t_o, idle-rate, starvation, pending misses and, for time-based
--- moves, the step times; settling is logged at info level.
+-- reason gives t_d, t_m, t_o, idle-rate, starvation, pending misses, the fit and, for
+-- time-based moves, the step times; settling is logged at info level.
 --
 -- Timing: decisions are taken on counter snapshots as soon as a window holds `min_tasks`
 -- completed tasks, so the first one comes one sample interval after start-up (the runtime's
--- --grain:sample-interval, 10 ms by default) and can reach the application before its second
--- step; then on iteration events. After a change, windows are ignored until an iteration
--- event reports a step that ran with the new grain (`nx_field`; without it, `skip` events).
--- Step times (`duration_field`) are compared as means over the steps at one grain after its
--- first (which also pays for the re-partitioning).
+-- --grain:sample-interval, 10 ms by default) and can reach the application before its third
+-- step; then also on iteration events. After a change, windows are ignored until `warmup`
+-- steps with the new grain were reported (`nx_field`; the first steps at a new size also
+-- re-partition and touch new memory; without the field, `skip` + `warmup` - 1 events). Step
+-- times (`duration_field`) are compared as means of the last 4 steps at a grain, once there
+-- are `min_steps` of them (pipelined steps end in bursts; single step times are noise).
 --
 -- Configuration: a global ADAPTIVE_GRAIN table set by a policy loaded before this one, e.g.
 --   ADAPTIVE_GRAIN = { knob = "my.chunk", lambda = 50 }
@@ -70,18 +75,20 @@ M.defaults = {
   duration_field = "duration_ns",  -- payload: the step's duration (false: no time rules)
   instance = "locality#0/total",   -- counter instance the metrics are computed over
   lambda = 100,                  -- coarsen while t_d < lambda * t_m ...
-  min_task_ns = 50000,           -- ... or t_d < this
-  aim = 2,                       -- ... aiming at aim times that bound
+  min_task_ns = 20000,           -- ... or t_d < this
+  aim = 4,                       -- ... aiming at aim times that bound (refine: not below)
   starvation_high = 0.15,        -- refine above this starvation share of worker time
-  starvation_target = 0.05,      -- ... aiming at this share
-  min_tasks = 32,                -- tasks a snapshot window needs to be judged
+  min_tasks = 8,                 -- tasks a snapshot window needs to be judged
   max_factor = 64,               -- largest step (multiplicative)
   min_factor = 1.25,             -- smaller steps are not worth a re-partition: hold
-  gain = 1.05,                   -- keep going while a move made steps this much faster
-  slowdown = 1.10,               -- undo a move whose steps are this much slower than the best
+  gain = 1.5,                    -- keep going while a move made steps this much faster ...
+  probe = 2,                     -- ... by this factor at most
+  slowdown = 1.5,                -- undo a move whose steps are this much slower than the best
   settle_ratio = 1.5,            -- bracket hi/lo below this: settled
   settle_after = 3,              -- steps in a row without a move: settled
-  min_steps = 2,                 -- steps at a grain (after its first) before its time counts
+  min_steps = 4,                 -- steps at a grain (after `warmup`) before its time counts
+  confirm = 2,                   -- snapshot windows in a row that must show starvation to refine
+  warmup = 2,                    -- steps at a new grain before it is measured at all
   skip = 1,                      -- events skipped after a change when nx_field is absent
   patience = 4,                  -- settled: steps a condition must persist to re-open ...
   reopen_slowdown = 1.25,        -- ... with steps this much slower than when it settled
@@ -124,8 +131,8 @@ function M.start(user)
     cfg[k] = v
   end
   assert(cfg.lambda > 0 and cfg.aim >= 1, "adaptive_grain: lambda > 0 and aim >= 1")
-  assert(cfg.starvation_target < cfg.starvation_high,
-         "adaptive_grain: starvation_target >= starvation_high")
+  assert(cfg.starvation_high > 0 and cfg.starvation_high < 1,
+         "adaptive_grain: starvation_high must be in (0, 1)")
   assert(cfg.max_factor > 1 and cfg.min_factor > 1, "adaptive_grain: factors must be > 1")
 
   local knob = grain.knob(cfg.knob)
@@ -157,6 +164,7 @@ function M.start(user)
   }
   M.state = st
   local base = nil         -- counter reading at the start of the window
+  local base_at_step = false  -- ... taken at the end of a step
   local last_seq, seq_at_base = -1, -1
   local warned = false
   local last_ran = nil     -- grain of the previous step event
@@ -204,7 +212,7 @@ function M.start(user)
     local nv = knob:set(v, why)
     if nv == x then return false end
     st.pending, st.quiet, st.moves = nv, 0, st.moves + 1
-    st.skip = cfg.skip
+    st.skip, st.warm = cfg.skip + cfg.warmup - 1, 0
     base = nil
     return true
   end
@@ -252,7 +260,7 @@ function M.start(user)
   end
 
   -- The counters' verdict on the window that just ended at grain x: dir, factor, why.
-  local function judge(x, m)
+  local function judge(x, m, full_step)
     local detail = string.format(
         "t_d %s, t_m %s, t_o %s, idle-rate %.2f, starvation %.0f%%%s", fmt_time(m.t_d),
         fmt_time(m.t_m), fmt_time(m.t_o), m.idle_rate, 100 * m.starvation,
@@ -266,11 +274,13 @@ function M.start(user)
       return 1, factor, string.format("%s: coarsen (fit t_d = %.3g ns * %s + %s; %s)", rule, a,
                                       cfg.knob, fmt_time(b), detail), detail
     end
-    if m.starvation > cfg.starvation_high then
+    st.starved = m.starvation > cfg.starvation_high and (st.starved or 0) + 1 or 0
+    if st.starved >= (full_step and 1 or cfg.confirm) then
       -- Starved by too few partitions, not by tasks too small to feed the workers (a serial
       -- producer starves them at fine grain too): refine only down to aim * floor.
-      local limit = x / math.max(1, (cfg.aim * floor - b) / a)
-      local factor = math.min(m.starvation / cfg.starvation_target, limit)
+      -- Starved: as many partitions as still pay for their overhead, i.e. the grain where
+      -- t_d = aim * floor, like coarsening aims at (one target from both sides).
+      local factor = x / math.max(1, (cfg.aim * floor - b) / a)
       if factor >= cfg.min_factor then
         return -1, factor,
             string.format("starvation %.0f%% > %.0f%%: refine (%s)", 100 * m.starvation,
@@ -281,12 +291,12 @@ function M.start(user)
   end
 
   -- A counter window at grain x ended: record it and, while searching, follow the verdict.
-  local function on_counters(x, m)
+  local function on_counters(x, m, full_step)
     st.last = m
     if st.last_grain ~= nil and st.last_grain ~= x then st.prev_grain = st.last_grain end
     st.last_grain = x
     st.obs[x] = { t_d = m.t_d, t_m = m.t_m }
-    local dir, factor, why, detail = judge(x, m)
+    local dir, factor, why, detail = judge(x, m, full_step)
     st.verdict = { grain = x, dir = dir, factor = factor, why = why, detail = detail }
     -- The first move needs no clock (the sooner the better: the application may not have
     -- submitted its second step yet); later ones wait until this grain's step time is known,
@@ -350,7 +360,9 @@ function M.start(user)
     if st.last_from and t_x then
       -- The counters are content; did the last move pay? Then one more, smaller step.
       local t_from = mean_step(st.last_from)
-      local from, dir, factor = st.last_from, st.last_dir, math.sqrt(st.last_factor)
+      -- A small step (at most `probe`): after a large jump the region is already close.
+      local from, dir = st.last_from, st.last_dir
+      local factor = math.min(cfg.probe, math.sqrt(st.last_factor))
       st.last_from = nil   -- judged once
       if t_from and t_x * cfg.gain < t_from then
         move(x, dir, factor, string.format(
@@ -367,7 +379,8 @@ function M.start(user)
     end
   end
 
-  local function close_window(x, min_tasks)
+  -- from_step: called at the end of a step (else on a snapshot).
+  local function close_window(x, min_tasks, from_step)
     local now = read()
     if not now then
       if not warned then
@@ -378,19 +391,22 @@ function M.start(user)
       return
     end
     if base == nil or now.n < base.n or now.func < base.func then  -- first, or counters reset
-      base, seq_at_base = now, last_seq
+      base, seq_at_base, base_at_step = now, last_seq, from_step
       return
     end
     if last_seq == seq_at_base then return end   -- no new snapshot: let the window grow
     if now.n - base.n < min_tasks then return end
     local m = window_metrics(base, now)
-    base, seq_at_base = now, last_seq
-    if m then on_counters(x, m) end
+    local full_step = from_step and base_at_step
+    base, seq_at_base, base_at_step = now, last_seq, from_step
+    if m then on_counters(x, m, full_step) end
   end
 
   grain.on("sample", function(s)
     last_seq = s.sequence
-    if st.pending == nil and st.phase == "searching" then close_window(knob:get(), cfg.min_tasks) end
+    if st.pending == nil and st.phase == "searching" then
+      close_window(knob:get(), cfg.min_tasks, false)
+    end
   end, cfg.name)
 
   if not cfg.trigger then return end
@@ -400,7 +416,10 @@ function M.start(user)
     if st.pending ~= nil then
       -- After a change: wait until the application reports a step with the new grain.
       local arrived
-      if ran ~= nil then arrived = ran == st.pending else
+      if ran ~= nil then
+        if ran == st.pending then st.warm = (st.warm or 0) + 1 end
+        arrived = (st.warm or 0) >= cfg.warmup
+      else
         st.skip = st.skip - 1
         arrived = st.skip <= 0
       end
@@ -425,7 +444,9 @@ function M.start(user)
       st.steps[x] = s
     end
     last_ran = x
-    close_window(x, 1)
+    -- A window that spans a whole step (its base was taken at the previous step's end)
+    -- needs no confirmation of starvation: it is not a snapshot of a step's tail.
+    close_window(x, 1, true)
     if st.pending == nil then on_step(x) end
   end, cfg.name)
 end

@@ -149,7 +149,11 @@ TEST(AdaptiveGrain, StarvationFeedRefines) {
   feed f(e);
   // One partition for two workers: one task of 10 ms, the other worker idle all along.
   const step_counters coarse{1, 1e7, 2e3, 1e7, 1e7};
-  for (int i = 0; i < 2; ++i) f.step(coarse, static_cast<double>(k.int_value()));
+  // The first step opens the window; starvation must show in `confirm` = 2 windows.
+  f.step(coarse, 1e7);
+  f.step(coarse, 1e7);
+  EXPECT_EQ(k.int_value(), 10'000'000);
+  f.step(coarse, 1e7);
   EXPECT_LT(k.int_value(), 10'000'000 / 4);
   auto d = decisions_on(k.name(), from);
   ASSERT_EQ(d.size(), 1u);
@@ -223,7 +227,7 @@ TEST(AdaptiveGrain, SlowerIterationsAreUndone) {
   feed f(e);
   // 50,000 is efficient and its step time known ...
   const step_counters good{200, 1e7, 4e4, 1e5, 1e7};
-  for (int i = 0; i < 4; ++i) f.step(good, 50'000);
+  for (int i = 0; i < 6; ++i) f.step(good, 50'000);
   ASSERT_EQ(k.int_value(), 50'000);
   // ... then the counters say "too fine" everywhere (2 µs of management per task), but steps
   // at coarser grains are twice as slow (what the counters cannot see, e.g. partitions that
@@ -233,7 +237,7 @@ TEST(AdaptiveGrain, SlowerIterationsAreUndone) {
     return step_counters{tasks, 1e7, tasks * 2000, 1e5, nx <= 50'000 ? 1e7 : 2e7};
   };
   int moves_out = 0;
-  for (int i = 0; i < 40; ++i) {
+  for (int i = 0; i < 100; ++i) {
     const auto nx = static_cast<double>(k.int_value());
     moves_out += nx != 50'000;
     f.step(misleading(nx), nx);
