@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
   }
   if (default_policy) policy = grain::detail::default_policy();
   const double lambda = grain::knobs().at("inline.lambda").value();
+  std::uint64_t tasks0 = 0, inlined0 = 0, stolen0 = 0;
   for (int r = 0; r < repeat; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     long v = grain::async([n] { return fib(n); }).get();
@@ -101,10 +102,13 @@ int main(int argc, char** argv) {
     std::printf(
         "fib(%d) = %ld in %.3f s on %u workers: %llu tasks (%llu run inline, %llu stolen), "
         "%llu stacks; policy %s, inline.lambda %g, t_o %.1f ns\n",
-        n, v, s, rt.num_workers(), static_cast<unsigned long long>(tasks),
-        static_cast<unsigned long long>(inlined), static_cast<unsigned long long>(stolen),
-        static_cast<unsigned long long>(stacks), policy_name(policy), lambda,
-        grain::detail::task_overhead_ns());
+        n, v, s, rt.num_workers(), static_cast<unsigned long long>(tasks - tasks0),
+        static_cast<unsigned long long>(inlined - inlined0),
+        static_cast<unsigned long long>(stolen - stolen0), static_cast<unsigned long long>(stacks),
+        policy_name(policy), lambda, grain::detail::task_overhead_ns());
+    tasks0 = tasks;
+    inlined0 = inlined;
+    stolen0 = stolen;
   }
   return 0;
 }

@@ -74,9 +74,11 @@ std::atomic<knob*> g_lambda{nullptr};
 launch g_saved_policy = launch::async;
 bool g_policy_overridden = false;
 
-// Defaults, calibrated on the 2-vCPU development machine with scripts/sweep-inline and kept
-// because lambda is a ratio of two times that scale together (docs/inlining.md).
-constexpr double inline_lambda_default = 2;
+// inline.lambda: from the scripts/sweep-inline sweep on the 2-vCPU development machine (fib
+// best at 4-8, fine-grained UTS at 16-32, both within noise of their best at 16); it transfers
+// because it is a ratio of two times that scale together (docs/inlining.md).
+// loop.lambda: a chunk at least 10 t_o long keeps the scheduling cost per chunk under 10 %.
+constexpr double inline_lambda_default = 16;
 constexpr double loop_lambda_default = 10;
 
 double parse_task_overhead(const std::string& text) {
