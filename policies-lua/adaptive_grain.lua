@@ -22,12 +22,13 @@
 --          values mean larger tasks, e.g. a chunk size).
 -- Why:     seed 000 (Grubel et al.): execution time is high for very fine tasks (overhead) and
 --          very coarse ones (starvation) and flat in between. The policy has one target, an
---          efficient task duration t* = aim * max(lambda * t_m, min_task_ns): a task should
+--          efficient task duration t* = aim * max(lambda * t_m, min_task_ns) (t_m: the least
+--          seen over windows of at least `min_tasks` tasks): a task should
 --          pay for its management many times over (seed 001's rule for inlining and chunking,
 --          lambda as in loop.lambda), and not be so short that the costs inside it that do not
 --          shrink with the grain dominate (allocations, futures: the scheduler counts them as
 --          execution; seed 000 sees them as wait time). With t_d = a * grain + b fitted on the
---          last two grains seen (b = 0 and a = t_d / grain with one), it
+--          last two grains seen (with one: b = fixed_share * t_d when coarsening, else 0), it
 --            * coarsens while t_d < max(lambda * t_m, min_task_ns), to the grain where
 --              t_d = t*;
 --            * refines while the starvation share is above `starvation_high` (in `confirm`
@@ -77,6 +78,7 @@ M.defaults = {
   lambda = 100,                  -- coarsen while t_d < lambda * t_m ...
   min_task_ns = 20000,           -- ... or t_d < this
   aim = 4,                       -- ... aiming at aim times that bound (refine: not below)
+  fixed_share = 0.75,            -- coarsening from one grain: share of t_d taken as fixed
   starvation_high = 0.15,        -- refine above this starvation share of worker time
   min_tasks = 8,                 -- tasks a snapshot window needs to be judged
   max_factor = 64,               -- largest step (multiplicative)
@@ -248,15 +250,17 @@ function M.start(user)
   end
 
   -- t_d = a * grain + b from this grain's window and the previous grain's.
-  local function fit(x, m)
+  -- With one grain only, `prior` is the share of t_d taken as fixed (b = prior * t_d); the
+  -- third result says whether the two were fitted.
+  local function fit(x, m, prior)
     local y = st.prev_grain
     local oy = y and st.obs[y]
     if oy and y ~= x then
       local a = (m.t_d - oy.t_d) / (x - y)
       local b = m.t_d - a * x
-      if a > 0 and b >= 0 then return a, b end
+      if a > 0 and b >= 0 then return a, b, true end
     end
-    return m.t_d / x, 0
+    return (1 - prior) * m.t_d / x, prior * m.t_d, false
   end
 
   -- The counters' verdict on the window that just ended at grain x: dir, factor, why.
@@ -265,15 +269,25 @@ function M.start(user)
         "t_d %s, t_m %s, t_o %s, idle-rate %.2f, starvation %.0f%%%s", fmt_time(m.t_d),
         fmt_time(m.t_m), fmt_time(m.t_o), m.idle_rate, 100 * m.starvation,
         m.miss_rate and string.format(", pending misses %.0f%%", 100 * m.miss_rate) or "")
-    local floor = math.max(cfg.lambda * m.t_m, cfg.min_task_ns)
-    local a, b = fit(x, m)
+    -- t_m as measured over many tasks: windows of a few long tasks inflate it (wake-ups, the
+    -- producer's work land on few tasks), which would make the target far too coarse.
+    -- Without such a window yet, t_m does not count (a few long tasks are no overhead problem).
+    if m.tasks >= cfg.min_tasks then st.tm_min = math.min(st.tm_min or m.t_m, m.t_m) end
+    local t_m = st.tm_min or 0
+    local floor = math.max(cfg.lambda * t_m, cfg.min_task_ns)
     if m.t_d < floor then
+      -- Coarsening from a single grain assumes that `fixed_share` of t_d will not grow with
+      -- it: short tasks are mostly per-task cost, and landing too coarse by a small factor
+      -- costs far less than a second re-partition. The second grain gives the fit.
+      local a, b, fitted = fit(x, m, cfg.fixed_share)
       local factor = math.max(cfg.min_factor, (cfg.aim * floor - b) / a / x)
-      local rule = m.t_d < cfg.lambda * m.t_m and string.format("t_d < %g t_m", cfg.lambda)
+      local rule = m.t_d < cfg.lambda * t_m and string.format("t_d < %g t_m", cfg.lambda)
                    or string.format("t_d < %s", fmt_time(cfg.min_task_ns))
-      return 1, factor, string.format("%s: coarsen (fit t_d = %.3g ns * %s + %s; %s)", rule, a,
-                                      cfg.knob, fmt_time(b), detail), detail
+      return 1, factor, string.format("%s: coarsen (%s t_d = %.3g ns * %s + %s; %s)", rule,
+                                      fitted and "fit" or "guess", a, cfg.knob, fmt_time(b),
+                                      detail), detail
     end
+    local a, b = fit(x, m, 0)
     st.starved = m.starvation > cfg.starvation_high and (st.starved or 0) + 1 or 0
     if st.starved >= (full_step and 1 or cfg.confirm) then
       -- Starved by too few partitions, not by tasks too small to feed the workers (a serial
@@ -297,7 +311,9 @@ function M.start(user)
     st.last_grain = x
     st.obs[x] = { t_d = m.t_d, t_m = m.t_m }
     local dir, factor, why, detail = judge(x, m, full_step)
-    st.verdict = { grain = x, dir = dir, factor = factor, why = why, detail = detail }
+    -- clean: nothing to say against this grain (not merely an unconfirmed starvation).
+    st.verdict = { grain = x, dir = dir, factor = factor, why = why, detail = detail,
+                   clean = dir == 0 and m.starvation <= cfg.starvation_high }
     -- The first move needs no clock (the sooner the better: the application may not have
     -- submitted its second step yet); later ones wait until this grain's step time is known,
     -- so that the time rules can judge them (on_step).
@@ -373,7 +389,7 @@ function M.start(user)
       end
     end
 
-    st.quiet = st.quiet + 1
+    st.quiet = v.clean and st.quiet + 1 or 0
     if st.quiet >= cfg.settle_after and t_x then
       settle(string.format("%d steps in the efficient region (%s)", st.quiet, v.detail))
     end

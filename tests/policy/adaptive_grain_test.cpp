@@ -229,12 +229,13 @@ TEST(AdaptiveGrain, SlowerIterationsAreUndone) {
   const step_counters good{200, 1e7, 4e4, 1e5, 1e7};
   for (int i = 0; i < 6; ++i) f.step(good, 50'000);
   ASSERT_EQ(k.int_value(), 50'000);
-  // ... then the counters say "too fine" everywhere (2 µs of management per task), but steps
+  // ... then the counters say "too fine" everywhere (tasks of 0.2 ns per point: 10 µs at
+  // 50,000, below min_task_ns), but steps
   // at coarser grains are twice as slow (what the counters cannot see, e.g. partitions that
   // no longer fit in the cache).
   auto misleading = [](double nx) {
     const double tasks = 1e7 / nx;
-    return step_counters{tasks, 1e7, tasks * 2000, 1e5, nx <= 50'000 ? 1e7 : 2e7};
+    return step_counters{tasks, 2e6, tasks * 200, 1e5, nx <= 50'000 ? 1e7 : 2e7};
   };
   int moves_out = 0;
   for (int i = 0; i < 100; ++i) {
