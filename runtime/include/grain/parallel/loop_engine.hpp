@@ -116,8 +116,11 @@ struct window_median {
   }
   double median() const noexcept {
     double w[5];
-    std::copy(v, v + n, w);
-    std::sort(w, w + n);
+    for (unsigned i = 0; i < n; ++i) {  // insertion sort of at most 5 values
+      unsigned j = i;
+      for (; j > 0 && w[j - 1] > v[i]; --j) w[j] = w[j - 1];
+      w[j] = v[i];
+    }
     return n ? w[n / 2] : 0;
   }
 };
@@ -253,9 +256,15 @@ void run_loop_here(const execution::chunker& ch, std::size_t n, Body& body) {
 
   if (!s.stopped()) {
     std::vector<future<void>> others;
-    others.reserve(s.runners - 1);
-    for (unsigned r = 1; r < s.runners; ++r)
-      others.push_back(grain::async(launch::async, [&s, &body, r] { run_share(s, r, body); }));
+    try {
+      others.reserve(s.runners - 1);
+      for (unsigned r = 1; r < s.runners; ++r)
+        others.push_back(grain::async(launch::async, [&s, &body, r] { run_share(s, r, body); }));
+    } catch (...) {
+      // Could not spawn (out of memory): the runners already spawned still use s and body,
+      // so they stop at their next chunk and are waited for before the error leaves.
+      s.fail(std::current_exception());
+    }
     run_share(s, 0, body);
     // Newest first: an unstolen runner is at the bottom of this worker's queue, where waiting
     // on it runs it inline.
