@@ -32,7 +32,9 @@
 --            * coarsens while t_d < max(lambda * t_m, min_task_ns), to the grain where
 --              t_d = t*;
 --            * refines while the starvation share is above `starvation_high` (in `confirm`
---              snapshot windows in a row, or one whole step), to the grain where t_d = t* —
+--              snapshot windows in a row, or one whole step), or while a step has fewer than
+--              `partitions_per_worker` partitions per worker (`parts_field`), to the grain
+--              where t_d = t* —
 --              as many partitions as still pay for themselves; never below it (a serial
 --              producer, or the re-partitioning itself, starves workers at fine grain too);
 --            * otherwise makes one more step of at most `probe` in the direction of its last
@@ -74,6 +76,8 @@ M.defaults = {
   trigger = "iteration",         -- the application's step event (false: none)
   nx_field = "nx",               -- payload: the grain the step ran with (false: unknown)
   duration_field = "duration_ns",  -- payload: the step's duration (false: no time rules)
+  parts_field = "partitions",    -- payload: tasks per step (false: unknown)
+  partitions_per_worker = 2,     -- refine while a step has fewer partitions per worker
   instance = "locality#0/total",   -- counter instance the metrics are computed over
   lambda = 100,                  -- coarsen while t_d < lambda * t_m ...
   min_task_ns = 20000,           -- ... or t_d < this
@@ -289,16 +293,21 @@ function M.start(user)
     end
     local a, b = fit(x, m, 0)
     st.starved = m.starvation > cfg.starvation_high and (st.starved or 0) + 1 or 0
-    if st.starved >= (full_step and 1 or cfg.confirm) then
-      -- Starved by too few partitions, not by tasks too small to feed the workers (a serial
-      -- producer starves them at fine grain too): refine only down to aim * floor.
-      -- Starved: as many partitions as still pay for their overhead, i.e. the grain where
-      -- t_d = aim * floor, like coarsening aims at (one target from both sides).
+    -- Fewer partitions than workers can use: starved by construction (seed 000's coarse end),
+    -- whatever one window's idle time says.
+    local workers = st.workers or grain.counter(prefix .. "count/active-workers")
+    local few = st.parts and workers and st.parts < cfg.partitions_per_worker * workers
+    if st.starved >= (full_step and 1 or cfg.confirm) or few then
+      -- Refine to as many partitions as still pay for their overhead, i.e. the grain where
+      -- t_d = aim * floor, like coarsening aims at (one target from both sides); never
+      -- finer: a serial producer, or the re-partitioning itself, starves workers at fine
+      -- grain too.
       local factor = x / math.max(1, (cfg.aim * floor - b) / a)
       if factor >= cfg.min_factor then
-        return -1, factor,
-            string.format("starvation %.0f%% > %.0f%%: refine (%s)", 100 * m.starvation,
-                          100 * cfg.starvation_high, detail), detail
+        local cause = few and string.format("%d partitions for %d workers", st.parts, workers)
+                      or string.format("starvation %.0f%% > %.0f%%", 100 * m.starvation,
+                                       100 * cfg.starvation_high)
+        return -1, factor, string.format("%s: refine (%s)", cause, detail), detail
       end
     end
     return 0, 1, nil, detail
@@ -418,6 +427,7 @@ function M.start(user)
     if m then on_counters(x, m, full_step) end
   end
 
+  grain.on("start", function(p) st.workers = p.workers end, cfg.name)
   grain.on("sample", function(s)
     last_seq = s.sequence
     if st.pending == nil and st.phase == "searching" then
@@ -450,6 +460,7 @@ function M.start(user)
       last_ran, base = ran, nil
       return
     end
+    if cfg.parts_field and ev[cfg.parts_field] then st.parts = ev[cfg.parts_field] end
     -- Step times at x, after the first step at x (which also re-partitioned).
     local d = cfg.duration_field and ev[cfg.duration_field] or nil
     if d and last_ran == x then

@@ -33,7 +33,7 @@ class feed {
  public:
   explicit feed(engine& e) : e_(e) {}
 
-  void step(const step_counters& s, double nx) {
+  void step(const step_counters& s, double nx, double partitions = 0) {
     tasks_ += s.tasks;
     exec_ += s.exec_ns;
     func_ += s.exec_ns + s.management_ns + s.idle_ns;
@@ -43,7 +43,10 @@ class feed {
     inst::counter_snapshot snap;
     snap.time_ns = grain::now_ns();
     snap.sequence = seq_++;
-    snap.layout_generation = 7001;
+    snap.layout_generation = workers > 0 ? 7002 : 7001;
+    if (workers > 0)
+      snap.values.push_back({"/threads{locality#0/total}/count/active-workers", workers, true,
+                             inst::counter_kind::gauge});
     const std::string p = "/threads{locality#0/total}/";
     for (auto& [n, v] :
          std::vector<std::pair<std::string, double>>{{p + "count/cumulative", tasks_},
@@ -53,15 +56,20 @@ class feed {
                                                      {p + "time/idle", idle_},
                                                      {p + "time/overall", func_}})
       snap.values.push_back({n, v, true, inst::counter_kind::monotonic});
+    std::sort(snap.values.begin(), snap.values.end(),
+              [](auto& a, auto& b) { return a.name < b.name; });
     e_.feed_sample(snap);
     inst::app_event ev;
     ev.time_ns = grain::now_ns();
     ev.name = "iteration";
     ev.payload = {
         {"step", static_cast<double>(step_++)}, {"nx", nx}, {"duration_ns", s.duration_ns}};
+    if (partitions > 0) ev.payload.push_back({"partitions", partitions});
     e_.feed_event(ev);
     e_.pump();
   }
+
+  double workers = 0;  // > 0: also feed the active-worker count
 
  private:
   engine& e_;
@@ -159,6 +167,24 @@ TEST(AdaptiveGrain, StarvationFeedRefines) {
   ASSERT_EQ(d.size(), 1u);
   EXPECT_NE(d[0].reason.find("starvation 50%"), std::string::npos) << d[0].reason;
   EXPECT_NE(d[0].reason.find("refine"), std::string::npos) << d[0].reason;
+}
+
+TEST(AdaptiveGrain, FewerPartitionsThanWorkersRefine) {
+  grain::knob& k = grain::knobs().define_int("test.ag.parts", 10, 10'000'000, 5'000'000, "nx");
+  const auto from = grain::knobs().decisions().size();
+  engine e;
+  start_policy(e, k.name());
+  feed f(e);
+  f.workers = 4;  // /threads{locality#0/total}/count/active-workers
+  // Two partitions for four workers, although this feed shows no idle time at all.
+  const step_counters two{2, 1e7, 2e3, 0, 5e6};
+  f.step(two, 5e6, 2);
+  f.step(two, 5e6, 2);
+  EXPECT_LT(k.int_value(), 5'000'000);
+  auto d = decisions_on(k.name(), from);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0].reason.find("2 partitions for 4 workers: refine"), std::string::npos)
+      << d[0].reason;
 }
 
 TEST(AdaptiveGrain, EfficientFeedHoldsAndSettles) {
