@@ -37,10 +37,10 @@
 --              where t_d = t* —
 --              as many partitions as still pay for themselves; never below it (a serial
 --              producer, or the re-partitioning itself, starves workers at fine grain too);
---            * otherwise makes one more step of at most `probe` in the direction of its last
---              move when that move made steps faster by `gain` (the flat bottom of the valley
---              is wide; cache and page-fault effects show in the step time only), and holds
---              when not: the efficient region.
+--            * otherwise holds: the efficient region. Optionally (`gain`, off by default) it
+--              makes one more step of at most `probe` in the direction of its last move when
+--              that move made steps faster by `gain` (cache and page-fault effects show in the
+--              step time only); with grain-stencil that costs more re-partitions than it wins.
 --          Steps are multiplicative (the sweep spans decades), at most `max_factor`. The grains
 --          it judged too fine / too coarse bracket the efficient region; a move never leaves
 --          the bracket (it bisects it geometrically instead), and the step cap shrinks to its
@@ -86,8 +86,9 @@ M.defaults = {
   starvation_high = 0.15,        -- refine above this starvation share of worker time
   min_tasks = 8,                 -- tasks a snapshot window needs to be judged
   max_factor = 64,               -- largest step (multiplicative)
-  min_factor = 1.25,             -- smaller steps are not worth a re-partition: hold
-  gain = 1.5,                    -- keep going while a move made steps this much faster ...
+  min_factor = 2,                -- smaller steps are not worth a re-partition: hold
+  gain = false,                  -- keep going while a move made steps this much faster
+                                 -- (a number, e.g. 1.5; off: see docs/policies.md) ...
   probe = 2,                     -- ... by this factor at most
   slowdown = 1.5,                -- undo a move whose steps are this much slower than the best
   settle_ratio = 1.5,            -- bracket hi/lo below this: settled
@@ -382,7 +383,7 @@ function M.start(user)
       if st.pending or st.phase == "settled" then return end
     end
 
-    if st.last_from and t_x then
+    if cfg.gain and st.last_from and t_x then
       -- The counters are content; did the last move pay? Then one more, smaller step.
       local t_from = mean_step(st.last_from)
       -- A small step (at most `probe`): after a large jump the region is already close.
