@@ -1,8 +1,53 @@
 #include "buffer_pool.hpp"
 
+#include <cstdint>
 #include <new>
 
 namespace stencil {
+
+namespace {
+
+// Small arrays: a cache per thread for the two sizes in use (the partition size, and the
+// smaller last partition). An array freed on another worker than the one that allocated it
+// would otherwise go back to its arena under a lock, and glibc's own per-thread cache holds
+// only 7 arrays per size.
+struct small_cache {
+  static constexpr std::size_t max_bytes = std::size_t(8) << 20;  // per size
+  struct slot {
+    std::size_t size = 0;  // in doubles; 0: unused
+    std::uint64_t used = 0;
+    std::vector<double*> arrays;
+  };
+  slot slots[2];
+  std::uint64_t clock = 0;
+
+  slot* find(std::size_t n) noexcept {
+    for (slot& s : slots)
+      if (s.size == n) return &s;
+    return nullptr;
+  }
+  // The slot for n, taking over the least recently used one (its arrays are stale: the
+  // partition size changed).
+  slot& take(std::size_t n) noexcept {
+    slot* s = find(n);
+    if (!s) {
+      s = slots[0].used <= slots[1].used ? &slots[0] : &slots[1];
+      for (double* p : s->arrays) delete[] p;
+      s->arrays.clear();
+      s->size = n;
+    }
+    s->used = ++clock;
+    return *s;
+  }
+  ~small_cache() {
+    for (slot& s : slots)
+      for (double* p : s.arrays) delete[] p;
+  }
+};
+
+thread_local small_cache cache;
+
+}  // namespace
 
 buffer_pool& buffer_pool::instance() {
   static buffer_pool pool;
@@ -10,7 +55,15 @@ buffer_pool& buffer_pool::instance() {
 }
 
 double* buffer_pool::allocate(std::size_t n) {
-  if (n < min_pooled) return new double[n];
+  if (n < min_pooled) {
+    if (auto* s = cache.find(n); s && !s->arrays.empty()) {
+      s->used = ++cache.clock;
+      double* p = s->arrays.back();
+      s->arrays.pop_back();
+      return p;
+    }
+    return new double[n];
+  }
   {
     std::lock_guard lock(mutex_);
     auto it = free_.find(n);
@@ -36,7 +89,17 @@ double* buffer_pool::allocate(std::size_t n) {
 
 void buffer_pool::deallocate(double* p, std::size_t n) noexcept {
   if (!p) return;
-  if (n >= min_pooled) {
+  if (n < min_pooled) {
+    auto& s = cache.take(n);
+    if (s.arrays.size() * n * sizeof(double) < small_cache::max_bytes) {
+      try {
+        s.arrays.push_back(p);
+        return;
+      } catch (...) {
+        // No memory for the list entry: free the array instead.
+      }
+    }
+  } else {
     std::lock_guard lock(mutex_);
     if (cached_ + n * sizeof(double) <= capacity_) {
       try {

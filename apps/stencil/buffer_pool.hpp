@@ -5,8 +5,8 @@
 // arrays above its mmap threshold (32 MB at most, less before its first free) with fresh
 // mappings, so every page of every step is faulted in again: with one 80 MB partition that is
 // 20,000 page faults per step, more time than the computation. Arrays of at least
-// `min_pooled` doubles are therefore kept for reuse by exact size. Small arrays go to malloc,
-// whose per-thread caches are faster than a lock.
+// `min_pooled` doubles are therefore kept for reuse by exact size, under a lock (there are
+// few of them per step). Smaller arrays are kept in a cache per thread, without a lock.
 #include <cstddef>
 #include <mutex>
 #include <unordered_map>

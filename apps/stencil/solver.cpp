@@ -26,17 +26,17 @@ space solver::step(const space& current, step_tracker* tracker) const {
   // The task receives its inputs as (ready) futures rather than through grain::unwrapping:
   // it must count itself in the step even when an input failed, and unwrapping would throw
   // before the function runs.
-  auto op = [p = o_.params, tracker](const partition& left, const partition& middle,
-                                     const partition& right) {
-    arrive_on_exit counted{tracker};
+  auto op = [p = o_.params, tracker](std::size_t index, const partition& left,
+                                     const partition& middle, const partition& right) {
+    arrive_on_exit counted{tracker, index};
     return heat_part(p, left.get(), middle.get(), right.get());
   };
   auto submit = [&current, &next, &op, np](std::size_t from, std::size_t to) {
     for (std::size_t i = from; i < to; ++i) {
       const std::size_t left = i == 0 ? np - 1 : i - 1;
       const std::size_t right = i + 1 == np ? 0 : i + 1;
-      next[i] = grain::dataflow(grain::annotate("stencil-partition", op), current[left], current[i],
-                                current[right])
+      next[i] = grain::dataflow(grain::annotate("stencil-partition", op), i, current[left],
+                                current[i], current[right])
                     .share();
     }
   };

@@ -1,5 +1,6 @@
 #include "step_tracker.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
@@ -14,11 +15,20 @@ step_tracker::step_tracker(std::size_t step, std::size_t partitions, std::size_t
       previous_(previous),
       start_ns_(start_ns),
       iteration_time_(iteration_time),
-      remaining_(partitions),
-      done_future_(done_.get_future().share()) {}
+      groups_((partitions + group_size - 1) / group_size),
+      remaining_groups_(groups_.size()),
+      done_future_(done_.get_future().share()) {
+  for (std::size_t g = 0; g < groups_.size(); ++g)
+    groups_[g].remaining.store(std::min(group_size, partitions - g * group_size),
+                               std::memory_order_relaxed);
+}
 
-void step_tracker::arrive() noexcept {
-  if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) finish();
+void step_tracker::arrive(std::size_t index) noexcept {
+  // acq_rel on both levels: the last arrival sees every partition's work (and the previous
+  // step's end, which one of them depended on).
+  if (groups_[index / group_size].remaining.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+      remaining_groups_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    finish();
 }
 
 void step_tracker::finish() noexcept {
