@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
     }
   }
   if (default_policy) policy = grain::detail::default_policy();
-  const double lambda = grain::knobs().at("inline.lambda").value();
+  const grain::knob& lambda_knob = grain::knobs().at("inline.lambda");
   std::uint64_t tasks0 = 0, inlined0 = 0, stolen0 = 0;
   for (int r = 0; r < repeat; ++r) {
     auto t0 = std::chrono::steady_clock::now();
@@ -100,12 +100,12 @@ int main(int argc, char** argv) {
       stacks += st.stacks_allocated.get();
     }
     std::printf(
-        "fib(%d) = %ld in %.3f s on %u workers: %llu tasks (%llu run inline, %llu stolen), "
+        "fib(%d) = %ld in %.4f s on %u workers: %llu tasks (%llu run inline, %llu stolen), "
         "%llu stacks; policy %s, inline.lambda %g, t_o %.1f ns\n",
         n, v, s, rt.num_workers(), static_cast<unsigned long long>(tasks - tasks0),
         static_cast<unsigned long long>(inlined - inlined0),
         static_cast<unsigned long long>(stolen - stolen0), static_cast<unsigned long long>(stacks),
-        policy_name(policy), lambda, grain::detail::task_overhead_ns());
+        policy_name(policy), lambda_knob.value(), grain::detail::task_overhead_ns());
     tasks0 = tasks;
     inlined0 = inlined;
     stolen0 = stolen;

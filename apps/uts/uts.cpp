@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   const bench::uts_params P(o);
   const long expected = bench::uts_serial(P, P.root());
   const grain::launch used = policy ? *policy : grain::detail::default_policy();
-  const double lambda = grain::knobs().at("inline.lambda").value();
+  const grain::knob& lambda_knob = grain::knobs().at("inline.lambda");
   std::uint64_t tasks0 = 0, inlined0 = 0, stolen0 = 0;
   for (int r = 0; r < repeat; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -135,12 +135,12 @@ int main(int argc, char** argv) {
       stolen += st.stolen_to.get();
     }
     std::printf(
-        "uts(b0=%g, depth=%d, seed=%llu, gran=%d) = %ld nodes in %.3f s on %u workers: %llu "
+        "uts(b0=%g, depth=%d, seed=%llu, gran=%d) = %ld nodes in %.4f s on %u workers: %llu "
         "tasks (%llu run inline, %llu stolen); policy %s, inline.lambda %g, t_o %.1f ns\n",
         o.uts_b0, o.uts_depth, static_cast<unsigned long long>(o.uts_seed), o.uts_gran, nodes, s,
         rt.num_workers(), static_cast<unsigned long long>(tasks - tasks0),
         static_cast<unsigned long long>(inlined - inlined0),
-        static_cast<unsigned long long>(stolen - stolen0), policy_name(used), lambda,
+        static_cast<unsigned long long>(stolen - stolen0), policy_name(used), lambda_knob.value(),
         grain::detail::task_overhead_ns());
     tasks0 = tasks;
     inlined0 = inlined;
