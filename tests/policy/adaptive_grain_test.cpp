@@ -220,8 +220,8 @@ TEST(AdaptiveGrain, SettledPolicyReopensWhenIterationsGetSlower) {
   // Starvation with iterations 60 % slower (say half the work went away from some
   // partitions): after `patience` steps it searches again, refining.
   const step_counters starved_slow{20, 1e7, 1e4, 6e6, 8e6};
-  // (the mean of the last 4 steps passes 1.25x after 2 of them, then `patience` = 4 steps)
-  for (int i = 0; i < 4; ++i) f.step(starved_slow, 100'000);
+  // (the mean of the last 4 steps passes 1.5x after 4 of them, then `patience` = 4 steps)
+  for (int i = 0; i < 6; ++i) f.step(starved_slow, 100'000);
   EXPECT_EQ(k.int_value(), 100'000) << "patience";
   f.step(starved_slow, 100'000);
   EXPECT_LT(k.int_value(), 100'000);
