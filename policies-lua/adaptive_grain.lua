@@ -226,6 +226,11 @@ function M.start(user)
 
   -- Move the knob from x by `factor` in direction dir (+1 coarser, -1 finer).
   local function move(x, dir, factor, why)
+    if (dir > 0 and x >= info.max) or (dir < 0 and x <= info.min) then
+      -- Already at the end of the range: a set would only record another clamp.
+      settle(string.format("%s is at its limit %s (%s)", cfg.knob, tostring(x), why))
+      return
+    end
     if st.last_dir ~= 0 and dir ~= st.last_dir then
       st.cap = math.max(1, math.sqrt(st.cap))   -- changed direction: smaller steps from now
     end

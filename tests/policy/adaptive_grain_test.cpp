@@ -149,6 +149,33 @@ TEST(AdaptiveGrain, OverheadDominatedFeedCoarsens) {
   EXPECT_TRUE(saw_overall);
 }
 
+TEST(AdaptiveGrain, ClampsToTheKnobRangeAndStopsAtItsEnd) {
+  grain::knob& k = grain::knobs().define_int("test.ag.clamp", 100, 20'000, 1000, "nx");
+  const auto from = grain::knobs().decisions().size();
+  engine e;
+  start_policy(e, k.name());
+  feed f(e);
+  // Far too fine everywhere in the range: 1 ns per point plus 1.5 µs management per task.
+  auto fine = [](double nx) {
+    const double tasks = 1e7 / nx;
+    return step_counters{tasks, 1e7, tasks * 1500, 1e5, 1e7};
+  };
+  for (int i = 0; i < 20; ++i) {
+    const auto nx = static_cast<double>(k.int_value());
+    f.step(fine(nx), nx);
+  }
+  EXPECT_EQ(k.int_value(), 20'000);
+  auto d = decisions_on(k.name(), from);
+  ASSERT_EQ(d.size(), 1u) << "one clamped move, then nothing; the last: " << d.back().old_value
+                          << " -> " << d.back().new_value << ": " << d.back().reason;
+  EXPECT_TRUE(d[0].clamped);
+  EXPECT_EQ(d[0].new_value, 20'000);
+  EXPECT_EQ(run_lua(e,
+                    "assert(AG.state.phase == 'settled', AG.state.phase)\n"
+                    "assert(AG.state.why:find('at its limit'), AG.state.why)\n"),
+            "");
+}
+
 TEST(AdaptiveGrain, StarvationFeedRefines) {
   grain::knob& k = grain::knobs().define_int("test.ag.refine", 10, 10'000'000, 10'000'000, "nx");
   const auto from = grain::knobs().decisions().size();
