@@ -49,6 +49,8 @@ space solver::step(const space& current, step_tracker* tracker) const {
   for (std::size_t from = 0; from < np; from += chunk)
     parts.push_back(grain::async(grain::annotate(
         "stencil-submit", [&submit, from, to = std::min(np, from + chunk)] { submit(from, to); })));
+  // Every submitter refers to this frame: wait for all of them before an error may leave it.
+  for (auto& f : parts) f.wait();
   for (auto& f : parts) f.get();
   return next;
 }
@@ -113,7 +115,7 @@ run_result solver::run() {
     current = step(current, r.steps.back().get());
   }
   if (!r.steps.empty()) r.steps.back()->done().wait();
-  for (auto& p : current) p.wait();
+  for (auto& p : current) p.get();  // rethrows what a partition task threw
   r.end_ns = grain::now_ns();
   r.solution = std::move(current);
   r.final_layout = l;

@@ -58,6 +58,16 @@ TEST_F(Stencil, ReportsEveryStep) {
       << r.output;
 }
 
+// A partition task that throws (here: an array no machine can allocate) ends its step like
+// any other, so the run does not hang, and the error reaches main.
+TEST_F(Stencil, AFailingTaskIsReported) {
+  for (const char* np : {"--np=1", "--np=3"}) {
+    auto r = run(std::string("--nx=1000000000000000 ") + np + " --nt=3 --grain:threads=2");
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, "grain-stencil: error: std::bad_alloc")) << r.output;
+  }
+}
+
 TEST_F(Stencil, BadOptionsAreErrors) {
   struct bad {
     const char* args;
