@@ -129,6 +129,15 @@ adaptive_choice adaptive_decide(adaptive_frame& fr) noexcept {
   return choice;
 }
 
+bool adaptive_in_inlined_call() noexcept {
+  worker* w = current_worker();
+  const task_base* parent = w ? w->current_task : nullptr;
+  if (!parent || !parent->inline_subtree) return false;
+  w->stats->tasks.inc();
+  w->stats->inline_tasks.inc();
+  return true;
+}
+
 void adaptive_leave(adaptive_frame& fr) noexcept {
   worker* w = current_worker();              // the call may have suspended and resumed elsewhere
   if (!w || w->current_task != &fr) return;  // not entered (called outside the runtime)

@@ -63,6 +63,9 @@ adaptive_choice adaptive_decide(adaptive_frame& fr) noexcept;
 void adaptive_leave(adaptive_frame& fr) noexcept;
 // A measured inclusive duration for the (kind, depth) estimate of t.
 void adaptive_record(const task_base* t, std::uint64_t ns) noexcept;
+// True (and counted as an inline task) when the caller runs inside an inlined adaptive call:
+// the `call` choice, checked first because it is by far the most frequent one.
+bool adaptive_in_inlined_call() noexcept;
 
 template <class R, class F>
 struct async_op final : shared_state<R>, task_base {
@@ -137,6 +140,12 @@ struct async_op final : shared_state<R>, task_base {
   }
 };
 
+template <class R, class F>
+future<R> call_unpublished(plain_state<R>* s, F& f) {
+  invoke_into<R>(*s, f);
+  return future_access::adopt<R>(s);
+}
+
 // launch::adaptive. Inlined: a plain call inside a frame, its result in a state nobody else can
 // see yet (no task object, no atomic read-modify-write). Spawned: a task that times itself.
 template <class R, class F>
@@ -152,12 +161,15 @@ future<R> launch_adaptive(const executor& ex, const char* name, F&& f) {
     spawn(op);
     return future_access::adopt<R>(op);
   }
-  auto* s = plain_state<R>::create();
-  s->set_unpublished();
-  if (choice == adaptive_choice::call) {
-    invoke_into<R>(*s, f);
-    return future_access::adopt<R>(s);
+  plain_state<R>* s = nullptr;
+  try {
+    s = plain_state<R>::create();
+  } catch (...) {
+    if (choice != adaptive_choice::call) adaptive_leave(fr);  // the frame must not dangle
+    throw;
   }
+  s->set_unpublished();
+  if (choice == adaptive_choice::call) return call_unpublished<R>(s, f);
   if (choice == adaptive_choice::inline_timed) {
     const std::uint64_t t0 = now_ns();
     invoke_into<R>(*s, f);
@@ -172,6 +184,13 @@ future<R> launch_adaptive(const executor& ex, const char* name, F&& f) {
 template <class R, class F>
 future<R> launch_task(launch policy, const executor& ex, const char* name, F&& f) {
   using op_t = async_op<R, std::decay_t<F>>;
+  const bool adaptive = any(policy & launch::adaptive) &&
+                        !any(policy & (launch::sync | launch::deferred)) && ex.pool < 0;
+  if (adaptive && adaptive_in_inlined_call()) {  // implies a running runtime
+    auto* s = plain_state<R>::create();
+    s->set_unpublished();
+    return call_unpublished<R>(s, f);
+  }
   const bool running = runtime_running();
   if (policy == launch::deferred || (!running && any(policy & launch::deferred))) {
     return future_access::adopt<R>(op_t::create(std::forward<F>(f), ex, name, true));
@@ -185,8 +204,7 @@ future<R> launch_task(launch policy, const executor& ex, const char* name, F&& f
     }
     throw_no_runtime();
   }
-  if (any(policy & launch::adaptive) && !any(policy & launch::sync) && ex.pool < 0)
-    return launch_adaptive<R>(ex, name, std::forward<F>(f));
+  if (adaptive) return launch_adaptive<R>(ex, name, std::forward<F>(f));
   op_t* op = op_t::create(std::forward<F>(f), ex, name, false);
   if (any(policy & launch::sync)) {
     op->producer = nullptr;
