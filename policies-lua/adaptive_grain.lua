@@ -28,7 +28,8 @@
 --          lambda as in loop.lambda), and not be so short that the costs inside it that do not
 --          shrink with the grain dominate (allocations, futures: the scheduler counts them as
 --          execution; seed 000 sees them as wait time). With t_d = a * grain + b fitted on the
---          last two grains seen (with one: b = fixed_share * t_d when coarsening, else 0), it
+--          last two grains seen (the first move, with one grain: b = fixed_share * t_d when
+--          coarsening; else, and when the fit fails, b = 0), it
 --            * coarsens while t_d < max(lambda * t_m, min_task_ns), to the grain where
 --              t_d = t*;
 --            * refines while the starvation share is above `starvation_high` (in `confirm`
@@ -286,10 +287,12 @@ function M.start(user)
     local t_m = st.tm_min or 0
     local floor = math.max(cfg.lambda * t_m, cfg.min_task_ns)
     if m.t_d < floor then
-      -- Coarsening from a single grain assumes that `fixed_share` of t_d will not grow with
-      -- it: short tasks are mostly per-task cost, and landing too coarse by a small factor
-      -- costs far less than a second re-partition. The second grain gives the fit.
-      local a, b, fitted = fit(x, m, cfg.fixed_share)
+      -- The first move, from a single grain, assumes that `fixed_share` of t_d will not grow
+      -- with it: short tasks are mostly per-task cost, and landing too coarse by a small
+      -- factor costs far less than a second re-partition. The second grain gives the fit.
+      -- Only the first move guesses; later, a fit that fails (noise: t_d did not grow with
+      -- the grain) falls back to b = 0, the cautious side.
+      local a, b, fitted = fit(x, m, st.moves == 0 and cfg.fixed_share or 0)
       local factor = math.max(cfg.min_factor, (cfg.aim * floor - b) / a / x)
       local rule = m.t_d < cfg.lambda * t_m and string.format("t_d < %g t_m", cfg.lambda)
                    or string.format("t_d < %s", fmt_time(cfg.min_task_ns))
