@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -48,6 +49,21 @@ inline std::size_t ceil_div(std::size_t a, std::size_t b) noexcept {
   return a / b + (a % b != 0);
 }
 
+// Adaptive: one contiguous home range per runner, claimed from its front by its owner and,
+// once their own is empty, by the other runners. A claim is then a fetch_add on a line the
+// owner's core already holds (no cross-core traffic) until the end of the loop.
+struct alignas(cache_line) loop_range {
+  std::atomic<std::size_t> next{0};
+  std::size_t end = 0;
+  bool claim(std::size_t c, std::size_t& b, std::size_t& e) noexcept {
+    if (next.load(std::memory_order_relaxed) >= end) return false;
+    b = next.fetch_add(c, std::memory_order_relaxed);
+    if (b >= end) return false;
+    e = end - b > c ? b + c : end;
+    return true;
+  }
+};
+
 // What the runners of one loop call share. Lives on the caller's stack until every runner is
 // done.
 struct loop_shared {
@@ -65,6 +81,7 @@ struct loop_shared {
   std::atomic<std::size_t> final_chunk{0};  // adaptive: see note_chunk
   std::mutex error_mutex;
   std::exception_ptr error;
+  std::unique_ptr<loop_range[]> ranges;  // adaptive: one per runner
 
   void fail(std::exception_ptr e) noexcept {
     {
@@ -169,26 +186,29 @@ void run_share(loop_shared& s, unsigned r, Body& body) noexcept {
         unsigned since = 0, every = 1;
         window_median recent;
         std::uint64_t t0 = now_ns();
-        while (!s.stopped() && s.claim(c, b, e)) {
-          body(b, e, r);
-          ++chunks;
-          pending += e - b;
-          if (++since < every) continue;
-          since = 0;
-          const std::uint64_t t1 = now_ns();
-          recent.add(static_cast<double>(t1 - t0) / static_cast<double>(pending));
-          pending = 0;
-          t0 = t1;
-          const double t_iter = recent.median();
-          const double want = t_iter > 0 ? s.target_ns / t_iter : static_cast<double>(s.cap);
-          const std::size_t grow = std::min(s.cap, c * 4);
-          const std::size_t next =
-              want >= static_cast<double>(grow)
-                  ? grow
-                  : std::max<std::size_t>(1, static_cast<std::size_t>(want + 0.999));
-          const std::size_t diff = next > c ? next - c : c - next;
-          every = diff <= c / 8 ? 4 : 1;
-          c = next;
+        for (unsigned k = 0; k < s.runners && !s.stopped(); ++k) {  // own range, then the others'
+          loop_range& g = s.ranges[(r + k) % s.runners];
+          while (!s.stopped() && g.claim(c, b, e)) {
+            body(b, e, r);
+            ++chunks;
+            pending += e - b;
+            if (++since < every) continue;
+            since = 0;
+            const std::uint64_t t1 = now_ns();
+            recent.add(static_cast<double>(t1 - t0) / static_cast<double>(pending));
+            pending = 0;
+            t0 = t1;
+            const double t_iter = recent.median();
+            const double want = t_iter > 0 ? s.target_ns / t_iter : static_cast<double>(s.cap);
+            const std::size_t grow = std::min(s.cap, c * 4);
+            const std::size_t next =
+                want >= static_cast<double>(grow)
+                    ? grow
+                    : std::max<std::size_t>(1, static_cast<std::size_t>(want + 0.999));
+            const std::size_t diff = next > c ? next - c : c - next;
+            every = diff <= c / 8 ? 4 : 1;
+            c = next;
+          }
         }
         s.note_chunk(c);
         break;
@@ -250,6 +270,12 @@ void run_loop_here(const execution::chunker& ch, std::size_t n, Body& body) {
       s.target_ns = adaptive_target_ns(ch.lambda);
       s.cap = ceil_div(n, P);
       s.runners = static_cast<unsigned>(std::min<std::size_t>(P, n));
+      s.ranges = std::make_unique<loop_range[]>(s.runners);
+      for (unsigned k = 0; k < s.runners; ++k) {  // even split, the first n % R one longer
+        s.ranges[k].next.store(n / s.runners * k + std::min<std::size_t>(k, n % s.runners),
+                               std::memory_order_relaxed);
+        s.ranges[k].end = n / s.runners * (k + 1) + std::min<std::size_t>(k + 1, n % s.runners);
+      }
       break;
   }
   s.next.store(s.start, std::memory_order_relaxed);
