@@ -41,7 +41,8 @@ double parse_real(std::string_view option, std::string_view text) {
 std::string usage() {
   return "usage: grain-stencil [--nx=N] [--np=N | --points=N] [--nt=N] [--k=X] [--dt=X] [--dx=X]\n"
          "                     [--verify] [--results] [--print-steps] [--repeat=R]\n"
-         "                     [--check-every=K] [--window=W] [--submit-chunk=N]\n"
+         "                     [--check-every=K] [--window=W] [--max-window=M]\n"
+         "                     [--submit-chunk=N]\n"
          "                     [--repartition-at=STEP:NX]...\n"
          "                     [--grain:...]\n"
          "  --nx=N            points per partition (default 10); the knob stencil.nx starts here\n"
@@ -54,7 +55,10 @@ std::string usage() {
          "  --print-steps     print every time step's duration, nx and partitions\n"
          "  --repeat=R        run R times (each from the initial nx)\n"
          "  --check-every=K   read the knob stencil.nx every K step boundaries (default 1)\n"
-         "  --window=W        at most W time steps in flight (default 2; 0: all at once)\n"
+         "  --window=W        at most W time steps in flight while the grain is new: for 4\n"
+         "                    steps after the start and after a re-partitioning (default 2;\n"
+         "                    0: all steps at once)\n"
+         "  --max-window=M    at most M steps in flight once the grain is stable (default 4)\n"
          "  --submit-chunk=N  create a step's dataflows in tasks of N partitions (default 1024;\n"
          "                    0: the driver task creates them all)\n"
          "  --repartition-at=STEP:NX  set stencil.nx to NX before STEP (repeatable)\n";
@@ -119,6 +123,9 @@ options parse_options(int argc, char** argv) {
     } else if (name == "--check-every") {
       need_value();
       o.check_every = parse_positive(name, value);
+    } else if (name == "--max-window") {
+      need_value();
+      o.max_window = parse_positive(name, value);
     } else if (name == "--window") {
       need_value();
       o.window = parse_count(name, value);
@@ -139,6 +146,9 @@ options parse_options(int argc, char** argv) {
       throw std::invalid_argument("unknown option '" + std::string(a) + "'");
     }
   }
+  if (o.window != 0 && o.max_window < o.window)
+    throw std::invalid_argument("--max-window=" + std::to_string(o.max_window) +
+                                " is smaller than --window=" + std::to_string(o.window));
   if (have_np && o.points != 0)
     throw std::invalid_argument("give either --np or --points, not both");
   if (o.points == 0 && o.np > std::numeric_limits<std::size_t>::max() / o.nx)

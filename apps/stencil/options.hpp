@@ -20,7 +20,12 @@ struct options {
   bool print_steps = false;  // one line per time step
   int repeat = 1;
   std::size_t check_every = 1;  // read the stencil.nx knob every K step boundaries
-  std::size_t window = 2;       // time steps in flight at most (0: all, like HPX)
+  // Time steps in flight at most: `window` for the first `grow_after` steps after the start
+  // and after each re-partitioning (a policy's change takes effect soon), then `max_window`
+  // (a stable grain gets a deeper pipeline). window 0: all steps at once, like HPX.
+  std::size_t window = 2;
+  std::size_t max_window = 4;
+  static constexpr std::size_t grow_after = 4;
   // Submit a step's partitions from tasks of this many each, in parallel (0: the driver alone).
   std::size_t submit_chunk = 1024;
   // --repartition-at=STEP:NX: set stencil.nx to NX at the boundary before STEP (repeatable).

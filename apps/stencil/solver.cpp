@@ -92,9 +92,17 @@ run_result solver::run() {
   r.start_ns = grain::now_ns();
   space current = initial(l);
   r.steps.reserve(o_.nt);
+  std::size_t grain_since = 0;  // the step the current partitioning started with
   for (std::size_t t = 0; t < o_.nt; ++t) {
-    // Keep at most `window` steps in flight: wait for step t - window to end.
-    if (o_.window != 0 && t >= o_.window) r.steps[t - o_.window]->done().wait();
+    // Keep at most w steps in flight: wait for step t - w to end. Submitted steps cannot
+    // change their partitioning, so a small window lets a policy's change act soon; but the
+    // workers run each partition right after its inputs (depth first), so with 2 steps in
+    // flight they often wait at step boundaries for the next step to be submitted (idle-rate
+    // 13 % instead of 5 % at nx = 80,000 on 2 workers): a grain that stayed the same for
+    // `grow_after` steps gets the deeper window.
+    const std::size_t w =
+        t - grain_since < options::grow_after ? o_.window : std::max(o_.window, o_.max_window);
+    if (o_.window != 0 && t >= w) r.steps[t - w]->done().wait();
     const std::size_t forced = scheduled_nx(t);
     if (forced != 0)
       nx_knob_.set(static_cast<double>(forced),
@@ -108,6 +116,7 @@ run_result solver::run() {
         current = repartition(current, l, to);
         l = to;
         ++r.repartitions;
+        grain_since = t;
       }
     }
     r.steps.push_back(std::make_unique<step_tracker>(

@@ -6,11 +6,11 @@
 // partitions i-1, i and i+1 of step t (modulo the ring), so a partition starts as soon as its
 // three inputs exist: there is no barrier between steps. A driver task submits the steps (a
 // step's dataflows are created by tasks of --submit-chunk partitions each, so that creating
-// 100,000 of them per step is not one worker's serial job); it keeps at most `window` steps
-// in flight, so that it reads the knob stencil.nx close to the computation instead of
-// submitting every step up front. When the knob changed, the next step's input is
-// re-partitioned by dataflow too: each new partition is a copy task on the old partitions that
-// overlap it — still no global barrier, and the total stays fixed.
+// 100,000 of them per step is not one worker's serial job); it keeps only a few steps in
+// flight (options::window, then max_window), so that it reads the knob stencil.nx close to the
+// computation instead of submitting every step up front. When the knob changed, the next step's
+// input is re-partitioned by dataflow too: each new partition is a copy task on the old partitions
+// that overlap it — still no global barrier, and the total stays fixed.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
