@@ -58,7 +58,8 @@ std::string usage() {
          "  --window=W        at most W time steps in flight while the grain is new: for 4\n"
          "                    steps after the start and after a re-partitioning (default 2;\n"
          "                    0: all steps at once)\n"
-         "  --max-window=M    at most M steps in flight once the grain is stable (default 4)\n"
+         "  --max-window=M    at most M steps in flight once the grain is stable (default: 4,\n"
+         "                    or W if larger)\n"
          "  --submit-chunk=N  create a step's dataflows in tasks of N partitions (default 1024;\n"
          "                    0: the driver task creates them all)\n"
          "  --repartition-at=STEP:NX  set stencil.nx to NX before STEP (repeatable)\n";
@@ -146,7 +147,7 @@ options parse_options(int argc, char** argv) {
       throw std::invalid_argument("unknown option '" + std::string(a) + "'");
     }
   }
-  if (o.window != 0 && o.max_window < o.window)
+  if (o.window != 0 && o.max_window != 0 && o.max_window < o.window)
     throw std::invalid_argument("--max-window=" + std::to_string(o.max_window) +
                                 " is smaller than --window=" + std::to_string(o.window));
   if (have_np && o.points != 0)

@@ -29,6 +29,7 @@ TEST_F(Stencil, MatchesTheSerialComputation) {
         "--nx=500 --np=2 --nt=9", "--nx=64 --points=1000 --nt=11", "--nx=999 --points=1000 --nt=5",
         "--nx=7 --np=13 --nt=0", "--nx=100 --np=40 --nt=30 --window=0",
         "--nx=100 --np=40 --nt=30 --window=1", "--nx=3 --points=100 --nt=40 --window=5",
+        "--nx=4 --points=100 --nt=40 --window=1 --max-window=7",
         "--nx=2 --points=999 --nt=7 --submit-chunk=7", "--nx=5 --np=64 --nt=9 --submit-chunk=0"}) {
     for (const char* threads : {"--grain:threads=1", "--grain:threads=2"}) {
       auto r = run(std::string(args) + " --verify " + threads);
@@ -85,7 +86,8 @@ TEST_F(Stencil, BadOptionsAreErrors) {
         bad{"--nt=5 --repartition-at=5:2", "is not below --nt=5"},
         bad{"--nt=5 --repartition-at=2", "needs STEP:NX"},
         bad{"--nx=10 --np=10 --repartition-at=1:101", "larger than the 100 points"},
-        bad{"--check-every=0", "--check-every must be at least 1"}}) {
+        bad{"--check-every=0", "--check-every must be at least 1"},
+        bad{"--window=3 --max-window=2", "--max-window=2 is smaller than --window=3"}}) {
     auto r = run(std::string(b.args) + " --grain:threads=1");
     EXPECT_EQ(r.status, 2) << b.args << "\n" << r.output;
     EXPECT_TRUE(contains(r.output, b.message)) << b.args << "\n" << r.output;
