@@ -30,8 +30,8 @@
 --          execution; seed 000 sees them as wait time). With t_d = a * grain + b fitted on the
 --          last two grains seen (the first move, with one grain: b = fixed_share * t_d when
 --          coarsening; else, and when the fit fails, b = 0), it
---            * coarsens while t_d < max(lambda * t_m, min_task_ns), to the grain where
---              t_d = t*;
+--            * coarsens while t_d < max(lambda * t_m, min_task_ns) / hysteresis, to the grain
+--              where t_d = t*;
 --            * refines while the starvation share is above `starvation_high` (in `confirm`
 --              snapshot windows in a row, or one whole step), or while a step has fewer than
 --              `partitions_per_worker` partitions per worker (`parts_field`), to the grain
@@ -83,6 +83,7 @@ M.defaults = {
   lambda = 100,                  -- coarsen while t_d < lambda * t_m ...
   min_task_ns = 20000,           -- ... or t_d < this
   aim = 4,                       -- ... aiming at aim times that bound (refine: not below)
+  hysteresis = 2,                -- coarsen only below bound / hysteresis
   fixed_share = 0.75,            -- coarsening from one grain: share of t_d taken as fixed
   starvation_high = 0.15,        -- refine above this starvation share of worker time
   min_tasks = 8,                 -- tasks a snapshot window needs to be judged
@@ -286,7 +287,9 @@ function M.start(user)
     if m.tasks >= cfg.min_tasks then st.tm_min = math.min(st.tm_min or m.t_m, m.t_m) end
     local t_m = st.tm_min or 0
     local floor = math.max(cfg.lambda * t_m, cfg.min_task_ns)
-    if m.t_d < floor then
+    -- Coarsen only well below the bound (`hysteresis`), aim well above it (`aim`): a grain
+    -- near the bound is in the flat region already, and a re-partition costs several steps.
+    if m.t_d * cfg.hysteresis < floor then
       -- The first move, from a single grain, assumes that `fixed_share` of t_d will not grow
       -- with it: short tasks are mostly per-task cost, and landing too coarse by a small
       -- factor costs far less than a second re-partition. The second grain gives the fit.
@@ -294,8 +297,9 @@ function M.start(user)
       -- the grain) falls back to b = 0, the cautious side.
       local a, b, fitted = fit(x, m, st.moves == 0 and cfg.fixed_share or 0)
       local factor = math.max(cfg.min_factor, (cfg.aim * floor - b) / a / x)
-      local rule = m.t_d < cfg.lambda * t_m and string.format("t_d < %g t_m", cfg.lambda)
-                   or string.format("t_d < %s", fmt_time(cfg.min_task_ns))
+      local rule = m.t_d * cfg.hysteresis < cfg.lambda * t_m
+                   and string.format("t_d < %g t_m", cfg.lambda / cfg.hysteresis)
+                   or string.format("t_d < %s", fmt_time(cfg.min_task_ns / cfg.hysteresis))
       return 1, factor, string.format("%s: coarsen (%s t_d = %.3g ns * %s + %s; %s)", rule,
                                       fitted and "fit" or "guess", a, cfg.knob, fmt_time(b),
                                       detail), detail

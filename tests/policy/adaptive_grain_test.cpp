@@ -141,7 +141,7 @@ TEST(AdaptiveGrain, OverheadDominatedFeedCoarsens) {
   auto d = decisions_on(k.name(), from);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].rule, "adaptive_grain");
-  EXPECT_NE(d[0].reason.find("t_d < 100 t_m: coarsen"), std::string::npos) << d[0].reason;
+  EXPECT_NE(d[0].reason.find("t_d < 50 t_m: coarsen"), std::string::npos) << d[0].reason;
   EXPECT_NE(d[0].reason.find("t_d 1.0 us, t_m 1.5 us"), std::string::npos) << d[0].reason;
   // The trigger values are the counters the rule read.
   bool saw_overall = false;
@@ -282,13 +282,13 @@ TEST(AdaptiveGrain, SlowerIterationsAreUndone) {
   const step_counters good{200, 1e7, 4e4, 1e5, 1e7};
   for (int i = 0; i < 6; ++i) f.step(good, 50'000);
   ASSERT_EQ(k.int_value(), 50'000);
-  // ... then the counters say "too fine" everywhere (tasks of 0.2 ns per point: 10 µs at
-  // 50,000, below min_task_ns), but steps
+  // ... then the counters say "too fine" everywhere (tasks of 0.1 ns per point: 5 µs at
+  // 50,000, below min_task_ns / 2), but steps
   // at coarser grains are twice as slow (what the counters cannot see, e.g. partitions that
   // no longer fit in the cache).
   auto misleading = [](double nx) {
     const double tasks = 1e7 / nx;
-    return step_counters{tasks, 2e6, tasks * 200, 1e5, nx <= 50'000 ? 1e7 : 2e7};
+    return step_counters{tasks, 1e6, tasks * 200, 1e5, nx <= 50'000 ? 1e7 : 2e7};
   };
   int moves_out = 0;
   for (int i = 0; i < 100; ++i) {
