@@ -20,7 +20,7 @@
 --          away the parallelism they need: lambda goes down by `factor`. Starvation wins when
 --          both hold (idle cores cost more than overhead on busy ones). A condition must hold
 --          for `patience` windows in a row; windows with fewer than `min_tasks` completed tasks
---          are skipped (nothing is running, or a serial phase), and lambda stays within
+--          are dropped (nothing is running, or a serial phase), and lambda stays within
 --          [`min`, `max`]. In between it holds: the efficient region of seed 000's curve.
 -- Seeds:   000 (idle-rate, management overhead and starvation at the two ends of the grain
 --          sweep), 001 (inlining against lambda x t_o).
@@ -73,8 +73,10 @@ function M.start(cfg)
     local dfunc, dexec = now.func - last.func, now.exec - last.exec
     local didle, dtasks = now.idle - last.idle, now.tasks - last.tasks
     local dinl = now.inl - last.inl
-    if dtasks < min_tasks or dfunc <= 0 then return end -- keep accumulating the window
     last = now
+    -- A window with almost no tasks is a phase without task work (start-up, a serial part of
+    -- the program, output): its idle time says nothing about inlining, so it is dropped.
+    if dtasks < min_tasks or dfunc <= 0 then return end
     state.windows = state.windows + 1
     local management = math.max(0, dfunc - dexec - didle) / dfunc
     local starvation = math.max(0, didle) / dfunc

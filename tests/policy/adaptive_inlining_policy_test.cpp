@@ -135,10 +135,16 @@ TEST(AdaptiveInliningPolicy, QuietWindowsAndBoundsAreRespected) {
   engine e;
   start_policy(e);
   feed f(e);
-  // Fewer than min_tasks completed tasks: the window keeps growing, no decision.
+  // Fewer than min_tasks completed tasks: no task work, the idle time is not starvation.
   const window quiet{10, 0, 1e6, 1e6, 1.98e8};
+  grain::knob& k2 = lambda_at(4);
   for (int i = 0; i < 5; ++i) f.step(quiet);
-  EXPECT_EQ(k.value(), 0.25);
+  EXPECT_EQ(k2.value(), 4) << "quiet windows are dropped";
+  f.step(efficient);
+  EXPECT_EQ(k2.value(), 4);
+  // The window after quiet ones holds only its own time (3 % idle), not theirs (99 %).
+  EXPECT_NO_THROW(e.load_string("assert(AI.state.starvation < 0.05, AI.state.starvation)"));
+  k.set(0.25, "test");
   // Starved at the lower bound: nothing to lower.
   for (int i = 0; i < 4; ++i) f.step(starved);
   EXPECT_EQ(k.value(), 0.25);
