@@ -313,7 +313,17 @@ void run_loop(const execution::chunker& ch, std::size_t n, Body& body) {
     return;
   }
   if (!runtime_running()) throw_no_runtime();
-  grain::async(launch::async, [&] { run_loop_here(ch, n, body); }).get();
+  // The body's exception comes back in a local, not through the future: then this thread holds
+  // the last reference to it once get() returned (no release left on a worker).
+  std::exception_ptr error;
+  grain::async(launch::async, [&] {
+    try {
+      run_loop_here(ch, n, body);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }).get();
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace grain::detail
