@@ -23,8 +23,8 @@
 -- Why:     seed 000 (Grubel et al.): execution time is high for very fine tasks (overhead) and
 --          very coarse ones (starvation) and flat in between. The policy has one target, an
 --          efficient task duration t* = aim * max(lambda * t_m, min_task_ns) (t_m: the least
---          seen over windows of at least `min_tasks` tasks): a task should
---          pay for its management many times over (seed 001's rule for inlining and chunking,
+--          seen over windows of at least `min_tasks` tasks): a task should pay for its
+--          management many times over (seed 001's rule for inlining and chunking,
 --          lambda as in loop.lambda), and not be so short that the costs inside it that do not
 --          shrink with the grain dominate (allocations, futures: the scheduler counts them as
 --          execution; seed 000 sees them as wait time). With t_d = a * grain + b fitted on the
@@ -35,9 +35,9 @@
 --            * refines while the starvation share is above `starvation_high` (in `confirm`
 --              snapshot windows in a row, or one whole step), or while a step has fewer than
 --              `partitions_per_worker` partitions per worker (`parts_field`), to the grain
---              where t_d = t* —
---              as many partitions as still pay for themselves; never below it (a serial
---              producer, or the re-partitioning itself, starves workers at fine grain too);
+--              where t_d = t*: as many partitions as still pay for themselves; never finer (a
+--              serial producer, or the re-partitioning itself, starves workers at fine grain
+--              too);
 --            * otherwise holds: the efficient region. Optionally (`gain`, off by default) it
 --              makes one more step of at most `probe` in the direction of its last move when
 --              that move made steps faster by `gain` (cache and page-fault effects show in the
@@ -48,7 +48,7 @@
 --          square root at every change of direction, so it cannot oscillate for ever. A move
 --          that made steps slower than the best grain seen by `slowdown` is undone. It settles
 --          after `settle_after` steps in a row without a move (or when the bracket is narrower
---          than `settle_ratio`); settled, it re-opens only when a condition persists for
+--          than `settle_ratio`, or at the end of the knob's range); settled, it re-opens only when a condition persists for
 --          `patience` steps and steps got `reopen_slowdown` slower than when it settled, at
 --          most `max_reopen` times, each time with a smaller step cap.
 -- Every knob change is a decision record (log, summary, trace: rule "adaptive_grain") whose
