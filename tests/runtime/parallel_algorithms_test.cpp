@@ -226,14 +226,21 @@ TEST_F(ParallelAlgorithms, NoNewChunkStartsAfterAnException) {
                std::logic_error);
   EXPECT_GE(calls.load(), 1);
   EXPECT_LE(calls.load(), static_cast<int>(rt->num_workers()));
-  // Exceptions from a reduction operation propagate too.
+  // Exceptions from the operations of a reduction propagate too (every element goes through
+  // the transformation; the reduction sees sums of elements, so it throws on a large value).
   const auto v = iota_vec(1000);
+  EXPECT_THROW(grain::transform_reduce(ex::par, v.begin(), v.end(), std::uint64_t{0}, std::plus<>{},
+                                       [](std::uint64_t x) -> std::uint64_t {
+                                         if (x == 500) throw std::out_of_range("500");
+                                         return x;
+                                       }),
+               std::out_of_range);
   EXPECT_THROW(grain::reduce(ex::par, v.begin(), v.end(), std::uint64_t{0},
                              [](std::uint64_t a, std::uint64_t b) -> std::uint64_t {
-                               if (b == 500) throw std::out_of_range("500");
+                               if (a + b > 100'000) throw std::overflow_error("sum");
                                return a + b;
                              }),
-               std::out_of_range);
+               std::overflow_error);
 }
 
 TEST_F(ParallelAlgorithms, LoopStatisticsCountCallsIterationsAndChunks) {
