@@ -315,7 +315,9 @@ function M.start(user)
       -- t_d = aim * floor, like coarsening aims at (one target from both sides); never
       -- finer: a serial producer, or the re-partitioning itself, starves workers at fine
       -- grain too.
-      local factor = x / math.max(1, (cfg.aim * floor - b) / a)
+      -- (When the fixed part b alone reaches the target, no finer grain pays: no move.)
+      local target = (cfg.aim * floor - b) / a
+      local factor = target > 0 and x / math.max(1, target) or 0
       if factor >= cfg.min_factor then
         local cause = few and string.format("%d partitions for %d workers", st.parts, workers)
                       or string.format("starvation %.0f%% > %.0f%%", 100 * m.starvation,

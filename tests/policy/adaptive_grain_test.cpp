@@ -214,6 +214,27 @@ TEST(AdaptiveGrain, FewerPartitionsThanWorkersRefine) {
       << d[0].reason;
 }
 
+TEST(AdaptiveGrain, RefiningNeverGoesBelowTheTargetTaskDuration) {
+  grain::knob& k = grain::knobs().define_int("test.ag.floor", 10, 10'000'000, 8'000'000, "nx");
+  engine e;
+  start_policy(e, k.name());
+  feed f(e);
+  f.workers = 2;
+  // Two partitions (8 M and 2 M points) for two workers: refine.
+  const step_counters two{2, 6e6, 2e3, 4e6, 5e6};
+  f.step(two, 8e6, 2);
+  f.step(two, 8e6, 2);
+  const auto refined = k.int_value();
+  ASSERT_LT(refined, 8'000'000);
+  // At the new grain tasks take 300 µs but the workers still starve 30 %; fitted against the
+  // first grain, most of t_d does not shrink with the grain (b > the 80 µs target): a finer
+  // grain would only be overhead, so it must not refine (it once went to grain / 64 here).
+  const double tasks = 1e7 / static_cast<double>(refined);
+  const step_counters starved{tasks, tasks * 3e5, tasks * 200, tasks * 1.3e5, 5e6};
+  for (int i = 0; i < 12; ++i) f.step(starved, static_cast<double>(k.int_value()), tasks);
+  EXPECT_EQ(k.int_value(), refined);
+}
+
 TEST(AdaptiveGrain, EfficientFeedHoldsAndSettles) {
   grain::knob& k = grain::knobs().define_int("test.ag.hold", 10, 10'000'000, 100'000, "nx");
   const auto from = grain::knobs().decisions().size();
