@@ -54,6 +54,11 @@ buffer_pool& buffer_pool::instance() {
   return pool;
 }
 
+buffer_pool::~buffer_pool() {
+  for (auto& [size, list] : free_)
+    for (double* p : list) delete[] p;
+}
+
 double* buffer_pool::allocate(std::size_t n) {
   if (n < min_pooled) {
     if (auto* s = cache.find(n); s && !s->arrays.empty()) {

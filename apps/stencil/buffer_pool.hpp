@@ -19,6 +19,10 @@ class buffer_pool {
   static constexpr std::size_t min_pooled = 4096;  // 32 KiB
 
   static buffer_pool& instance();
+  buffer_pool() = default;
+  buffer_pool(const buffer_pool&) = delete;
+  buffer_pool& operator=(const buffer_pool&) = delete;
+  ~buffer_pool();
 
   double* allocate(std::size_t n);
   void deallocate(double* p, std::size_t n) noexcept;
