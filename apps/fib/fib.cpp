@@ -34,13 +34,20 @@ long fib_serial(int n) {
   return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2);
 }
 
-grain::launch parse_policy(const std::string& p) {
-  if (p == "async") return grain::launch::async;
-  if (p == "fork") return grain::launch::fork;
-  if (p == "sync") return grain::launch::sync;
-  if (p == "adaptive") return grain::launch::adaptive;
-  std::fprintf(stderr, "grain-fib: unknown --policy=%s (async, fork, sync, adaptive)\n", p.c_str());
-  std::exit(2);
+// False for an unknown name (main then prints the usage and returns 2: std::exit would skip
+// stopping the runtime, whose workers still run).
+bool parse_policy(const std::string& p, grain::launch& out) {
+  if (p == "async")
+    out = grain::launch::async;
+  else if (p == "fork")
+    out = grain::launch::fork;
+  else if (p == "sync")
+    out = grain::launch::sync;
+  else if (p == "adaptive")
+    out = grain::launch::adaptive;
+  else
+    return false;
+  return true;
 }
 
 const char* policy_name(grain::launch l) {
@@ -67,7 +74,11 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--policy=", 0) == 0) {
-      policy = parse_policy(a.substr(9));
+      if (!parse_policy(a.substr(9), policy)) {
+        std::fprintf(stderr, "grain-fib: unknown --policy=%s (async, fork, sync, adaptive)\n",
+                     a.c_str() + 9);
+        return 2;
+      }
       default_policy = false;
     } else if (a.rfind("--repeat=", 0) == 0) {
       repeat = std::atoi(a.c_str() + 9);

@@ -43,13 +43,14 @@ long uts(const bench::uts_params& P, const bench::uts_node& nd) {
   return count;
 }
 
+// A bad argument: main prints the usage and returns 2 (std::exit would skip stopping the
+// runtime, whose workers still run).
+struct bad_argument {
+  std::string arg;
+};
+
 [[noreturn]] void usage(const char* bad) {
-  std::fprintf(stderr,
-               "grain-uts: bad argument '%s'\n"
-               "usage: grain-uts [--depth=10] [--b0=4] [--seed=137] [--gran=10] [--repeat=R]\n"
-               "                 [--policy=async|fork|sync|adaptive] [--grain:...]\n",
-               bad);
-  std::exit(2);
+  throw bad_argument{bad};
 }
 
 long to_long(const std::string& a, const std::string& v) {
@@ -82,13 +83,7 @@ const char* policy_name(grain::launch l) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  grain::runtime rt(argc, argv);
-  bench::options o;
-  o.uts_gran = 10;
-  int repeat = 1;
+void parse_args(int argc, char** argv, bench::options& o, int& repeat) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto eq = a.find('=');
@@ -113,6 +108,25 @@ int main(int argc, char** argv) {
     } else {
       usage(a.c_str());
     }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  grain::runtime rt(argc, argv);
+  bench::options o;
+  o.uts_gran = 10;
+  int repeat = 1;
+  try {
+    parse_args(argc, argv, o, repeat);
+  } catch (const bad_argument& e) {
+    std::fprintf(stderr,
+                 "grain-uts: bad argument '%s'\n"
+                 "usage: grain-uts [--depth=10] [--b0=4] [--seed=137] [--gran=10] [--repeat=R]\n"
+                 "                 [--policy=async|fork|sync|adaptive] [--grain:...]\n",
+                 e.arg.c_str());
+    return 2;
   }
   const bench::uts_params P(o);
   const long expected = bench::uts_serial(P, P.root());
