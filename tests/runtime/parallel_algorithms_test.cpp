@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "grain/async.hpp"
@@ -120,6 +121,13 @@ TEST_F(ParallelAlgorithms, ForEachAndIteratorForLoop) {
   grain::for_loop(ex::par, v.begin(), v.end(),
                   [&](auto it) { *it = static_cast<std::uint64_t>(it - v.begin()); });
   for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], i);
+  // Integer bounds of different types meet in their common type (here std::size_t).
+  std::atomic<std::uint64_t> sum{0};
+  grain::for_loop(ex::par, 0, v.size(), [&](auto i) {
+    static_assert(std::is_same_v<decltype(i), std::size_t>);
+    sum.fetch_add(v[i]);
+  });
+  EXPECT_EQ(sum.load(), v.size() * (v.size() - 1) / 2);
 }
 
 TEST_F(ParallelAlgorithms, SeqRunsSeriallyInTheCallerInOrder) {

@@ -1,7 +1,7 @@
 #pragma once
 // grain::for_loop(policy, first, last, f): f(i) for every i in [first, last), like HPX's
-// for_loop. first/last are integers (f gets the integer; empty when last <= first) or
-// random-access iterators (f gets the iterator).
+// for_loop. first/last are integers (f gets the integer, of their common type; empty when
+// last <= first) or random-access iterators (f gets the iterator).
 #include <concepts>
 #include <cstddef>
 #include <iterator>
@@ -29,11 +29,19 @@ std::size_t loop_distance(I first, I last) {
   }
 }
 
+// Integers (of any two integer types) or two iterators of one type.
+template <class B, class E>
+concept loop_bounds = (std::is_integral_v<B> && std::is_integral_v<E>) ||
+                      (std::same_as<B, E> && std::input_or_output_iterator<B>);
+
 }  // namespace detail
 
-template <execution::execution_policy Policy, class I, class F>
-requires(std::is_integral_v<I> ||
-         std::input_or_output_iterator<I>) auto for_loop(Policy&& policy, I first, I last, F&& f) {
+template <execution::execution_policy Policy, class B, class E, class F>
+requires detail::loop_bounds<B, E>
+auto for_loop(Policy&& policy, B first_in, E last_in, F&& f) {
+  // Integer bounds of different types (0 and v.size()) meet in their common type.
+  using I = std::conditional_t<std::is_integral_v<B>, std::common_type_t<B, E>, B>;
+  const I first = static_cast<I>(first_in), last = static_cast<I>(last_in);
   using P = std::remove_cvref_t<Policy>;
   if constexpr (execution::is_task_policy_v<P>) {
     return detail::run_as_task([p = execution::synchronous(policy), first, last,
