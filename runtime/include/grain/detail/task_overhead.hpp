@@ -6,8 +6,9 @@
 // How it is measured (runtime/src/task_overhead.cpp, docs/inlining.md): the first runtime of a
 // process runs a short calibration before its own workers start, on a private one-worker
 // scheduler with no hooks installed (invisible to counters and traces): rounds of 256 empty
-// tasks spawned and joined, t_o = median over rounds of (elapsed / tasks). It takes about a
-// millisecond. --grain:task-overhead=NS (GRAIN_TASK_OVERHEAD) skips it and uses NS instead.
+// tasks spawned and joined, t_o = median over rounds of (elapsed / tasks). It adds a few
+// milliseconds to the first start-up. --grain:task-overhead=NS (GRAIN_TASK_OVERHEAD) skips it and
+// uses NS instead.
 namespace grain::detail {
 
 // The measured t_o in ns (> 0) once a runtime has started in this process; before that, 0.
