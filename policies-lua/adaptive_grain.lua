@@ -166,7 +166,7 @@ function M.start(user)
     moves = 0,
     obs = {},              -- grain -> { t_d, t_m } of its latest window
     prev_grain = nil,      -- the grain observed before the current one (for the fit)
-    steps = {},            -- grain -> { n, sum } of its step durations after the first
+    steps = {},            -- grain -> { n, recent = last 4 } step durations after warm-up
     why = nil,             -- why it settled
     settled_ns = nil,      -- mean step time when it settled
     last = nil,            -- metrics of the latest window
@@ -254,7 +254,8 @@ function M.start(user)
       return
     end
     local from = x
-    if set(x, target, string.format("%s x%.1f", why, target / x >= 1 and target / x or x / target)) then
+    local ratio = target / x >= 1 and target / x or x / target
+    if set(x, target, string.format("%s x%.1f", why, ratio)) then
       st.last_dir, st.last_from, st.last_factor = dir, from, factor
     else
       settle(string.format("%s is at its limit %s (%s)", cfg.knob, tostring(x), why))
