@@ -22,13 +22,23 @@
 --          for `patience` windows in a row; windows with fewer than `min_tasks` completed tasks
 --          are dropped (nothing is running, or a serial phase), and lambda stays within
 --          [`min`, `max`]. In between it holds: the efficient region of seed 000's curve.
+--          Between the two, the task rate decides (`climb`): every adaptive launch counts in
+--          n_t whether it was inlined or spawned, so Δn_t per second of wall time is the rate
+--          at which the program's work gets done. It measures the rate over `probe_windows`
+--          windows, tries lambda x factor (or / factor), keeps the move when the rate rose by
+--          more than `gain`, goes back and tries the other direction otherwise, and settles
+--          when neither direction pays; settled, it probes again after `reprobe` windows.
+--          This finds what the counters cannot show directly: the costs a spawn has beyond
+--          t_o in this program (a parent suspending to join, a sleeping worker woken up).
 -- Seeds:   000 (idle-rate, management overhead and starvation at the two ends of the grain
 --          sweep), 001 (inlining against lambda x t_o).
 --
 -- Configuration: a global ADAPTIVE_INLINING table set by a policy loaded before this one, or
 --   require("adaptive_inlining").start{ overhead_high = 0.05, starvation_high = 0.10,
 --                                        factor = 2, patience = 2, min = 0.25, max = 256,
---                                        min_tasks = 1000, knob = "inline.lambda" }
+--                                        min_tasks = 1000, knob = "inline.lambda",
+--                                        climb = true, probe_windows = 4, gain = 0.10,
+--                                        reprobe = 50 }
 -- e.g.  --grain:inline=adaptive --grain:policy=policies-lua/adaptive_inlining.lua
 
 local M = {}
@@ -42,14 +52,70 @@ function M.start(cfg)
   local patience = cfg.patience or 2
   local min_lambda, max_lambda = cfg.min or 0.25, cfg.max or 256
   local min_tasks = cfg.min_tasks or 1000
+  local climb_on = cfg.climb ~= false
+  local probe_windows = cfg.probe_windows or 4
+  local gain = cfg.gain or 0.10
+  local reprobe = cfg.reprobe or 50
   assert(factor > 1, "adaptive_inlining: factor must be > 1")
   assert(min_lambda < max_lambda, "adaptive_inlining: min must be below max")
 
   local p = "/threads{locality#0/total}/"
   local last = nil
   local state = { windows = 0, over_runs = 0, starve_runs = 0, management = nil,
-                  starvation = nil, last_action = "none" }
+                  starvation = nil, last_action = "none",
+                  climb = { phase = "measure", n = 0, tasks = 0, secs = 0, dir = 1, fails = 0,
+                            since = 0, base_rate = nil, base_lambda = nil } }
   M.state = state
+  local last_time = nil
+
+  local function reset_climb()
+    local c = state.climb
+    c.phase, c.n, c.tasks, c.secs, c.fails = "measure", 0, 0, 0, 0
+  end
+
+  local function clamp(v) return math.max(min_lambda, math.min(max_lambda, v)) end
+
+  -- One window of the task-rate climb (see the header).
+  local function climb(dtasks, dt, lambda)
+    local c = state.climb
+    if c.phase == "settled" then
+      c.since = c.since + 1
+      if c.since < reprobe then return end
+      reset_climb()
+    end
+    c.n, c.tasks, c.secs = c.n + 1, c.tasks + dtasks, c.secs + dt
+    if c.n < probe_windows then return end
+    local rate = c.tasks / c.secs
+    c.n, c.tasks, c.secs = 0, 0, 0
+    local function probe(why)
+      local new = clamp(lambda * factor ^ c.dir)
+      if new == lambda then                        -- at a bound: the other way
+        c.dir = -c.dir
+        new = clamp(lambda * factor ^ c.dir)
+      end
+      c.base_rate, c.base_lambda, c.phase = rate, lambda, "probe"
+      knob:set(new, string.format("%s; task rate %.3g/s at %g, trying %g", why, rate, lambda, new))
+      state.last_action = "probe"
+    end
+    if c.phase == "measure" then
+      probe("climb")
+    elseif rate > c.base_rate * (1 + gain) then      -- the move paid: keep going
+      c.fails = 0
+      probe(string.format("task rate +%.0f%% at %g", 100 * (rate / c.base_rate - 1), lambda))
+    else                                              -- it did not: back, other direction
+      c.fails = c.fails + 1
+      c.dir = -c.dir
+      knob:set(c.base_lambda, string.format("task rate %+.0f%% at %g: back to %g",
+                                            100 * (rate / c.base_rate - 1), lambda,
+                                            c.base_lambda))
+      state.last_action = "back"
+      if c.fails >= 2 then
+        c.phase, c.since = "settled", 0
+      else
+        c.phase = "measure"
+      end
+    end
+  end
 
   local function read()
     local v = {
@@ -63,13 +129,16 @@ function M.start(cfg)
     return v
   end
 
-  return grain.on("sample", function()
+  return grain.on("sample", function(ev)
     local now = read()
     if not now then return end                           -- counters not there (yet)
+    local t = ev.time
     if last == nil or now.func < last.func or now.tasks < last.tasks then
-      last = now                                         -- first window, or a reset
+      last, last_time = now, t                           -- first window, or a reset
       return
     end
+    local dt = t - last_time
+    last_time = t
     local dfunc, dexec = now.func - last.func, now.exec - last.exec
     local didle, dtasks = now.idle - last.idle, now.tasks - last.tasks
     local dinl = now.inl - last.inl
@@ -83,6 +152,7 @@ function M.start(cfg)
     local spawned = dtasks - dinl
     state.management, state.starvation = management, starvation
 
+    local lambda = knob:get()
     if starvation > starvation_high then
       state.starve_runs, state.over_runs = state.starve_runs + 1, 0
     elseif management > overhead_high then
@@ -90,10 +160,10 @@ function M.start(cfg)
     else
       state.over_runs, state.starve_runs = 0, 0
       state.last_action = "hold"
+      if climb_on and dt > 0 then climb(dtasks, dt, lambda) end
       return
     end
 
-    local lambda = knob:get()
     local facts = string.format(
       "management %.1f%%, starvation %.1f%% of worker time; %d of %d tasks spawned",
       100 * management, 100 * starvation, spawned, dtasks)
@@ -102,11 +172,13 @@ function M.start(cfg)
       knob:set(new, string.format("starvation > %.0f%% for %d windows: inline less (%s)",
                                   100 * starvation_high, state.starve_runs, facts))
       state.starve_runs, state.last_action = 0, "lower"
+      reset_climb()
     elseif state.over_runs >= patience and lambda < max_lambda then
       local new = math.min(max_lambda, math.max(lambda, min_lambda) * factor)
       knob:set(new, string.format("management > %.0f%% for %d windows: inline more (%s)",
                                   100 * overhead_high, state.over_runs, facts))
       state.over_runs, state.last_action = 0, "raise"
+      reset_climb()
     end
   end, "adaptive_inlining")
 end

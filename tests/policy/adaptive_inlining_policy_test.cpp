@@ -3,6 +3,7 @@
 // that each case is unambiguous. The policy must raise inline.lambda, lower it, or hold.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ struct window {
   double exec_ns = 0;
   double management_ns = 0;
   double idle_ns = 0;
+  double seconds = 0.1;  // wall time of the window
 };
 
 // Feeds monotonic totals of the /threads{locality#0/total} counters, one snapshot per window.
@@ -34,8 +36,9 @@ class feed {
     exec_ += w.exec_ns;
     func_ += w.exec_ns + w.management_ns + w.idle_ns;
     idle_ += w.idle_ns;
+    time_ns_ += static_cast<std::uint64_t>(w.seconds * 1e9);
     inst::counter_snapshot snap;
-    snap.time_ns = grain::now_ns();
+    snap.time_ns = time_ns_;
     snap.sequence = seq_++;
     snap.layout_generation = 7101;
     const std::string p = "/threads{locality#0/total}/";
@@ -53,6 +56,7 @@ class feed {
  private:
   engine& e_;
   double tasks_ = 0, inlined_ = 0, exec_ = 0, func_ = 0, idle_ = 0;
+  std::uint64_t time_ns_ = grain::now_ns();
   std::uint64_t seq_ = 1;
 };
 
@@ -71,8 +75,23 @@ std::vector<grain::decision_record> decisions_since(std::size_t from) {
   return r;
 }
 
-void start_policy(engine& e) {
-  e.load_string("AI = require('adaptive_inlining')\nAI.start{}\n", "start.lua");
+void start_policy(engine& e, const std::string& cfg = "") {
+  e.load_string("AI = require('adaptive_inlining')\nAI.start{" + cfg + "}\n", "start.lua");
+}
+
+// An efficient window (2 % management, 3 % idle) whose task count is the program's task rate
+// at the current lambda: the climb's only signal.
+window at_rate(double tasks_per_second) {
+  window w{0, 0, 1.9e8, 4e6, 6e6};
+  w.tasks = tasks_per_second * w.seconds;
+  w.inlined = w.tasks * 0.99;
+  return w;
+}
+
+// A program whose task rate peaks at lambda = 64 (23 % lower one factor of 2 away).
+double rate_at(double lambda) {
+  const double x = std::log2(lambda / 64);
+  return 1e8 / (1 + 0.3 * x * x);
 }
 
 // 100 ms of two workers' time (2e8 ns) per window.
@@ -118,7 +137,7 @@ TEST(AdaptiveInliningPolicy, EfficientWindowsHold) {
   grain::knob& k = lambda_at(4);
   const auto from = grain::knobs().decisions().size();
   engine e;
-  start_policy(e);
+  start_policy(e, "climb = false");
   feed f(e);
   for (int i = 0; i < 6; ++i) f.step(efficient);
   EXPECT_EQ(k.value(), 4);
@@ -148,4 +167,35 @@ TEST(AdaptiveInliningPolicy, QuietWindowsAndBoundsAreRespected) {
   // Starved at the lower bound: nothing to lower.
   for (int i = 0; i < 4; ++i) f.step(starved);
   EXPECT_EQ(k.value(), 0.25);
+}
+
+TEST(AdaptiveInliningPolicy, ClimbFindsTheTaskRatePeak) {
+  grain::knob& k = lambda_at(16);
+  const auto from = grain::knobs().decisions().size();
+  engine e;
+  start_policy(e);
+  feed f(e);
+  f.step(at_rate(rate_at(16)));  // starts the first window
+  for (int i = 0; i < 40; ++i) f.step(at_rate(rate_at(k.value())));
+  EXPECT_EQ(k.value(), 64) << "up twice (+69 %, +30 %), then neither 128 nor 32 pays";
+  EXPECT_NO_THROW(e.load_string("assert(AI.state.climb.phase == 'settled', AI.state.climb.phase)"));
+  auto d = decisions_since(from);
+  ASSERT_GE(d.size(), 4u);
+  EXPECT_NE(d[0].reason.find("trying 32"), std::string::npos) << d[0].reason;
+  EXPECT_NE(d[1].reason.find("task rate +"), std::string::npos) << d[1].reason;
+  EXPECT_NE(d.back().reason.find("back to 64"), std::string::npos) << d.back().reason;
+}
+
+TEST(AdaptiveInliningPolicy, ClimbSettlesWhereNoMovePays) {
+  grain::knob& k = lambda_at(8);
+  engine e;
+  start_policy(e);
+  feed f(e);
+  for (int i = 0; i < 20; ++i) f.step(at_rate(5e7));  // the rate does not depend on lambda
+  EXPECT_EQ(k.value(), 8);
+  EXPECT_NO_THROW(e.load_string("assert(AI.state.climb.phase == 'settled', AI.state.climb.phase)"));
+  // Settled, it stays put until `reprobe` windows have passed.
+  const auto from = grain::knobs().decisions().size();
+  for (int i = 0; i < 10; ++i) f.step(at_rate(5e7));
+  EXPECT_TRUE(decisions_since(from).empty());
 }
