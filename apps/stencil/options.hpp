@@ -24,7 +24,8 @@ struct options {
   // and after each re-partitioning (a policy's change takes effect soon), then `max_window`
   // (a stable grain gets a deeper pipeline). window 0: all steps at once, like HPX.
   std::size_t window = 2;
-  std::size_t max_window = 0;  // 0: max(window, 4)
+  std::size_t max_window = 0;  // 0: max(window, default_max_window)
+  static constexpr std::size_t default_max_window = 4;
   static constexpr std::size_t grow_after = 4;
   // Submit a step's partitions from tasks of this many each, in parallel (0: the driver alone).
   std::size_t submit_chunk = 1024;

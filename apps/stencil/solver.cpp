@@ -97,10 +97,11 @@ run_result solver::run() {
     // Keep at most w steps in flight: wait for step t - w to end. Submitted steps cannot
     // change their partitioning, so a small window lets a policy's change act soon; but the
     // workers run each partition right after its inputs (depth first), so with 2 steps in
-    // flight they often wait at step boundaries for the next step to be submitted (idle-rate
-    // 13 % instead of 5 % at nx = 80,000 on 2 workers): a grain that stayed the same for
-    // `grow_after` steps gets the deeper window.
-    const std::size_t stable_window = std::max(o_.window, o_.max_window ? o_.max_window : 4);
+    // flight they often wait at step boundaries for the next step to be submitted (measured
+    // in docs/experiments.md): a grain that stayed the same for `grow_after` steps gets the
+    // deeper window.
+    const std::size_t stable_window =
+        std::max(o_.window, o_.max_window ? o_.max_window : options::default_max_window);
     const std::size_t w = t - grain_since < options::grow_after ? o_.window : stable_window;
     if (o_.window != 0 && t >= w) r.steps[t - w]->done().wait();
     const std::size_t forced = scheduled_nx(t);
