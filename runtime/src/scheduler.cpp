@@ -708,21 +708,33 @@ void run_inline_on(worker* w, task_base* t, bool from_queue) {
 bool try_run_inline(task_base* t) {
   worker* w = current_worker();
   if (!w) return false;
-  // Running the child on this stack nests its frames on ours: keep a reserve, and suspend
-  // instead when the stack is getting deep (a chain of 10,000 waits must not overflow).
-  const char probe = 0;
-  const fiber* f = w->current;
-  if (f->stk.base && static_cast<std::size_t>(&probe - f->stk.base) < f->stk.size / 4 + 8192)
-    return false;
-  auto& q = w->staged[static_cast<int>(t->prio)];
-  if (q.peek_bottom() != t) return false;
-  task_base* p = q.pop();
-  if (p != t) {
-    if (p) q.push(p);  // cannot happen (only the owner pushes); keep it safe
-    return false;
+  const std::uint64_t parent = t->info.parent_guid;
+  const int prio = static_cast<int>(t->prio);
+  // A parent that spawned several children and waits for the first one (skynet, UTS, any
+  // "spawn all, then join in order") finds its younger children above it at the bottom of
+  // its queue. It runs them first, as it would after the first one anyway, and stops at the
+  // first task that is not a sibling: it never runs unrelated work while it waits.
+  for (;;) {
+    // Running a task on this stack nests its frames on ours: keep a reserve, and suspend
+    // instead when the stack is getting deep (a chain of 10,000 waits must not overflow).
+    const char probe = 0;
+    const fiber* f = w->current;
+    if (f->stk.base && static_cast<std::size_t>(&probe - f->stk.base) < f->stk.size / 4 + 8192)
+      return false;
+    auto& q = w->staged[prio];
+    task_base* p = q.pop();
+    if (!p) return false;  // t was stolen, or is not in this worker's queue
+    if (p == t) {
+      run_inline_on(w, t, true);
+      return true;
+    }
+    if (parent == 0 || p->info.parent_guid != parent) {
+      q.push(p);  // the owner may push back what it popped
+      return false;
+    }
+    run_inline_on(w, p, true);
+    w = current_worker();  // p may have suspended, and this chain resumed on another worker
   }
-  run_inline_on(w, t, true);
-  return true;
 }
 
 void run_inline(task_base* t) {
