@@ -2,20 +2,23 @@
 // The futurized 1-D heat ring (HPX's 1d_stencil_4 with a partition size that may change
 // between time steps).
 //
-// Every partition of every step is a shared_future. Partition i of step t+1 is a dataflow on
-// partitions i-1, i and i+1 of step t (modulo the ring), so a partition starts as soon as its
-// three inputs exist: there is no barrier between steps. A driver task submits the steps (a
-// step's dataflows are created by tasks of --submit-chunk partitions each, so that creating
-// 100,000 of them per step is not one worker's serial job); it keeps only a few steps in
-// flight (options::window, then max_window), so that it reads the knob stencil.nx close to the
-// computation instead of submitting every step up front. When the knob changed, the next step's
-// input is re-partitioned by dataflow too: each new partition is a copy task on the old partitions
-// that overlap it — still no global barrier, and the total stays fixed.
+// Every partition of every step is a shared_future of a view into the step's generation buffer
+// (generations.hpp). Partition i of step t+1 is a dataflow on the partitions of step t that
+// hold the points it reads — partitions i-1, i and i+1 (modulo the ring) — so a partition
+// starts as soon as its inputs exist: there is no barrier between steps. A driver task submits
+// the steps (a step's dataflows are created by tasks of --submit-chunk partitions each, so that
+// creating 100,000 of them per step is not one worker's serial job); it keeps only a few steps
+// in flight (options::window, then max_window), so that it reads the knob stencil.nx close to
+// the computation instead of submitting every step up front. When the knob changed, the next
+// step simply uses the new partitioning: partition i of it is a dataflow on the old partitions
+// that overlap the points it reads. Nothing is copied or allocated, there is no global barrier,
+// and the total stays fixed.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "generations.hpp"
 #include "grain/grain.hpp"
 #include "layout.hpp"
 #include "options.hpp"
@@ -24,37 +27,43 @@
 
 namespace stencil {
 
-using partition = grain::shared_future<partition_data>;
+using partition = grain::shared_future<partition_view>;
 using space = std::vector<partition>;
 
 struct run_result {
   std::uint64_t start_ns = 0, end_ns = 0;
   std::vector<std::unique_ptr<step_tracker>> steps;  // one per time step, all ended
   space solution;                                    // the partitions after the last step
+  std::shared_ptr<generations> memory;               // what `solution` points into
   layout final_layout;
   std::size_t repartitions = 0;
 };
 
 class solver {
  public:
-  // nx_knob is read at step boundaries; `initial_nx` is where every run starts.
-  solver(const options& o, grain::knob& nx_knob, std::size_t initial_nx,
+  // nx_knob is read at step boundaries; `initial_nx` is where every run starts. `workers`
+  // sizes the tasks that write the initial condition.
+  solver(const options& o, grain::knob& nx_knob, std::size_t initial_nx, unsigned workers,
          const grain::counters::app_counter& iteration_time);
 
   // One run of o.nt steps. Call it from a task (it waits on futures). An exception thrown by a
-  // partition task is rethrown here.
+  // partition task is rethrown here. The next run overwrites the points of this one.
   run_result run();
 
  private:
-  space initial(const layout& l) const;
-  space step(const space& current, step_tracker* tracker) const;
-  static space repartition(const space& current, const layout& from, const layout& to);
+  layout initial_layout(const layout& first_step) const;
+  space initial(const layout& l);
+  // Time step t on the partitions `current` (laid out as `from`), partitioned as `to`.
+  space step(std::size_t t, const space& current, const layout& from, const layout& to,
+             step_tracker* tracker) const;
   std::size_t scheduled_nx(std::size_t step) const;  // --repartition-at, 0 if none
 
   const options& o_;
   grain::knob& nx_knob_;
   std::size_t initial_nx_;
+  unsigned workers_;
   const grain::counters::app_counter& iteration_time_;
+  std::shared_ptr<generations> memory_;
 };
 
 }  // namespace stencil

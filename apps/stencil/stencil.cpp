@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "buffer_pool.hpp"
 #include "grain/grain.hpp"
 #include "options.hpp"
 #include "serial.hpp"
@@ -123,13 +122,10 @@ int main(int argc, char** argv) {
   const auto iteration_time = grain::counters::define(
       "/app/iteration-time", "grain-stencil: duration of the last time step", "ns");
 
-  // Freed arrays kept for reuse: a step's worth turns over at a time (see buffer_pool.hpp).
-  stencil::buffer_pool::instance().set_capacity(2 * o.total() * sizeof(double) + (64u << 20));
-
   grain::runtime rt(argc, argv);
   // The knob may have been set on the command line (--grain:knob=stencil.nx=N): it wins.
   const auto initial_nx = static_cast<std::size_t>(nx_knob->int_value());
-  stencil::solver solver(o, *nx_knob, initial_nx, iteration_time);
+  stencil::solver solver(o, *nx_knob, initial_nx, rt.num_workers(), iteration_time);
 
   std::printf("grain-stencil: %zu points, %zu steps, nx %zu (%zu partitions), %u workers\n",
               o.total(), o.nt, initial_nx, stencil::layout{o.total(), initial_nx}.count(),
