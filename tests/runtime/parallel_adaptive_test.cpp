@@ -4,13 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 
+#include "grain/async.hpp"
 #include "grain/clock.hpp"
 #include "grain/detail/task_overhead.hpp"
 #include "grain/knob.hpp"
 #include "grain/parallel/algorithms.hpp"
+#include "grain/this_task.hpp"
 #include "runtime_fixture.hpp"
 
 namespace ex = grain::execution;
@@ -99,11 +102,33 @@ TEST_F(ParallelAdaptive, AdaptiveChunkScalesWithLambda) {
 
 TEST_F(ParallelAdaptive, AdaptiveChunksStayWithinOneShareAndCoverTheLoop) {
   // Empty iterations want huge chunks; no chunk exceeds one even share, so both workers get
-  // work, and fewer chunks run than iterations.
+  // work, and fewer chunks run than iterations. (10 M iterations: far more than the caller's
+  // first lambda x t_o of serial work, so the loop does go parallel.)
   auto& st = grain::loop_statistics();
   const auto chunks0 = st.chunks.load();
-  EXPECT_LE(chunk_for(ex::adaptive_chunk_size(1000), 100'001, 0), 50'001u);
+  EXPECT_LE(chunk_for(ex::adaptive_chunk_size(1000), 10'000'001, 0), 5'000'001u);
   const auto chunks = st.chunks.load() - chunks0;
   EXPECT_GE(chunks, 2u);
   EXPECT_LT(chunks, 1000u);
+}
+
+TEST_F(ParallelAdaptive, AdaptiveRunsALoopShorterThanItsTargetInTheCaller) {
+  // 10 empty iterations take far less than lambda x t_o: the caller runs them all itself, as
+  // one chunk, and spawns nothing. (A preemption inside the caller's first microsecond can
+  // make one call parallel, hence "most of 5 calls".)
+  auto& st = grain::loop_statistics();
+  int serial = 0;
+  for (int call = 0; call < 5; ++call) {
+    const auto chunks0 = st.chunks.load();
+    const bool all_here = grain::async([] {
+                            const int me = grain::this_task::worker_index();
+                            std::atomic<bool> elsewhere{false};
+                            grain::for_loop(ex::par, 0, 10, [&](int) {
+                              if (grain::this_task::worker_index() != me) elsewhere = true;
+                            });
+                            return !elsewhere.load();
+                          }).get();
+    if (all_here && st.chunks.load() - chunks0 == 1 && st.last_chunk_size.load() == 10) ++serial;
+  }
+  EXPECT_GE(serial, 3);
 }

@@ -70,10 +70,10 @@ struct auto_chunk_size {
 };
 
 // Chunk time >= lambda x t_o (t_o: the runtime's measured task overhead; lambda: the knob
-// loop.lambda unless given). Every worker times its chunks and sizes the next one from the
-// iteration time measured so far in this call, starting from one iteration and at most
-// quadrupling, so the chunk follows the cost of the iterations call by call without a serial
-// timing phase.
+// loop.lambda unless given). The caller first runs iterations itself until they took
+// lambda x t_o (a loop that ends first was not worth a task); then every worker times its
+// chunks and sizes the next one from the iteration time measured in this call, starting from
+// one iteration and at most quadrupling, so the chunk follows the cost call by call.
 struct adaptive_chunk_size {
   double lambda = -1;
   constexpr adaptive_chunk_size() noexcept = default;

@@ -10,7 +10,7 @@ namespace grain {
 struct loop_stats {
   std::atomic<std::uint64_t> calls{0};       // parallel loop calls
   std::atomic<std::uint64_t> iterations{0};  // their iterations
-  std::atomic<std::uint64_t> chunks{0};      // chunks executed (an auto timing run is one)
+  std::atomic<std::uint64_t> chunks{0};      // chunks executed (auto timing, adaptive start: 1)
   // The chunk size the chunker chose in the most recently finished call (see
   // docs/parallel-loops.md: for guided its first chunk, for adaptive the size its rule reached).
   std::atomic<std::uint64_t> last_chunk_size{0};
