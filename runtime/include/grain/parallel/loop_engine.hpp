@@ -4,7 +4,8 @@
 //
 // The calling task is one of R "runners" (R <= active workers of its pool); the other R-1 are
 // tasks it spawns. Each runner executes the chunks its chunker gives it (static: a fixed
-// round-robin share; the others claim from one shared atomic index), then the caller waits for
+// round-robin share; dynamic, guided, auto: claimed from one shared atomic index; adaptive:
+// claimed from the runner's home range, then from the others'), then the caller waits for
 // the spawned runners through their futures: a runner nobody has stolen yet is run inline by
 // the waiting caller, and waiting inside a task suspends the user thread (the worker keeps
 // working), so nested loops and loops inside tasks never block a worker. Called from a thread
@@ -71,7 +72,7 @@ struct loop_shared {
   std::size_t n = 0;
   unsigned runners = 1;
   std::size_t chunk = 1;  // static, dynamic, auto: the chunk; guided: the minimum
-  std::size_t start = 0;  // first index not yet run (auto: after its timing run)
+  std::size_t start = 0;  // first index not yet run (after auto's timing, adaptive's start)
   std::size_t cap = 1;    // adaptive: the largest chunk (one even share per worker)
   double target_ns = 0;   // adaptive: lambda x t_o
 
