@@ -72,14 +72,14 @@ struct options {
   int warmup = 1;
 };
 
+// A bad argument: main prints it with the usage and exits with status 2 after the runtime has
+// stopped (std::exit with worker threads still running would abort).
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 [[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr,
-               "grain-loop: %s\n"
-               "usage: grain-loop [--n=N] [--cost-ns=NS] "
-               "[--chunker=static:N|dynamic:N|guided:N|auto|adaptive|seq] [--repeat=R] "
-               "[--warmup=W] [--grain:...]\n",
-               why.c_str());
-  std::exit(2);
+  throw usage_error(why);
 }
 
 double parse_number(const std::string& opt, const std::string& v, double min) {
@@ -117,16 +117,22 @@ options parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   grain::runtime rt(argc, argv);
-  const options o = parse(argc, argv);
-  const bool sequential = o.chunker == "seq";
+  options o;
   grain::execution::chunker ch;
-  if (!sequential) {
-    try {
-      ch = grain::execution::parse_chunker(o.chunker);
-    } catch (const std::invalid_argument& e) {
-      usage(std::string(e.what()) + " (or seq)");
-    }
+  try {
+    o = parse(argc, argv);
+    if (o.chunker != "seq") ch = grain::execution::parse_chunker(o.chunker);
+  } catch (const std::exception& e) {  // usage_error, or the chunker's invalid_argument
+    const bool chunker_error = dynamic_cast<const usage_error*>(&e) == nullptr;
+    std::fprintf(stderr,
+                 "grain-loop: %s%s\n"
+                 "usage: grain-loop [--n=N] [--cost-ns=NS] "
+                 "[--chunker=static:N|dynamic:N|guided:N|auto|adaptive|seq] [--repeat=R] "
+                 "[--warmup=W] [--grain:...]\n",
+                 e.what(), chunker_error ? " (or seq)" : "");
+    return 2;
   }
+  const bool sequential = o.chunker == "seq";
 
   const double step_ns = calibrate_step_ns();
   const std::uint64_t steps = static_cast<std::uint64_t>(o.cost_ns / step_ns + 0.5);
