@@ -11,8 +11,13 @@
 // dependencies alone (solver.cpp): the task that writes points [b, e) of step t + 1 waits for
 // every step-t partition that overlaps [b - 1, e + 1), and those are exactly the step-t tasks
 // that read points [b, e) of step t - 1, whatever the two partitionings are.
+#include <sys/mman.h>
+
 #include <cstddef>
+#include <cstdlib>
+#include <limits>
 #include <memory>
+#include <new>
 
 namespace stencil {
 
@@ -20,10 +25,9 @@ class generations {
  public:
   // Allocates without touching the memory: the first writes fault the pages in, and the
   // solver makes them parallel (solver::initial).
-  explicit generations(std::size_t total)
-      : total_(total),
-        buffers_{std::make_unique_for_overwrite<double[]>(total),
-                 std::make_unique_for_overwrite<double[]>(total)} {}
+  explicit generations(std::size_t total) : total_(total) {
+    for (auto& b : buffers_) b.reset(allocate(total));
+  }
 
   std::size_t total() const noexcept { return total_; }
   // The points of the input of time step t (t = 0: the initial condition).
@@ -33,8 +37,31 @@ class generations {
   bool touched = false;
 
  private:
+  static constexpr std::size_t huge_page = std::size_t(2) << 20;
+  struct free_memory {
+    void operator()(double* p) const noexcept { std::free(p); }
+  };
+  // Arrays of at least 2 MiB start on a huge page and ask for transparent huge pages (Linux
+  // gives them to such regions in its default "madvise" mode): a 512th of the page faults when
+  // the first run writes them, and of the TLB entries that the steps stream through. Measured
+  // on 10,000,000 points and 2 workers, that made up the cost of the fixed arrays against
+  // recycling per-partition arrays (whose most recently freed one is still in the cache).
+  static double* allocate(std::size_t n) {
+    if (n > (std::numeric_limits<std::size_t>::max() - huge_page) / sizeof(double))
+      throw std::bad_alloc();
+    const std::size_t bytes = n * sizeof(double);
+    const std::size_t align = bytes >= huge_page ? huge_page : 64;
+    const std::size_t size = (bytes + align - 1) / align * align;
+    void* p = std::aligned_alloc(align, size);
+    if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+    if (align == huge_page) ::madvise(p, size, MADV_HUGEPAGE);  // a hint; may be refused
+#endif
+    return static_cast<double*>(p);
+  }
+
   std::size_t total_;
-  std::unique_ptr<double[]> buffers_[2];
+  std::unique_ptr<double, free_memory> buffers_[2];
 };
 
 }  // namespace stencil
