@@ -2,6 +2,7 @@
 // dataflow(f, args...): run f as a task once every future among args is ready. Futures are
 // passed to f as (ready) futures, other arguments as values — like HPX; wrap f with
 // grain::unwrapping to receive the values instead.
+#include <array>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -25,6 +26,14 @@ void collect_states(T& a, std::vector<state_base*>& out) {
     }
   }
 }
+
+template <class T>
+constexpr bool is_future_range_v = [] {
+  if constexpr (requires { typename T::value_type; } && !std::is_same_v<T, std::string>)
+    return is_future_v<typename T::value_type>;
+  else
+    return false;
+}();
 
 template <class T>
 decltype(auto) unwrap_one(T&& a) {
@@ -77,22 +86,45 @@ auto dataflow(launch policy, const executor& ex, F&& f, A&&... args)
   const char* name = detail::task_name<std::decay_t<F>>::of(f);
   auto call = detail::make_call(std::forward<F>(f), std::forward<A>(args)...);
   using Call = decltype(call);
-  std::vector<detail::state_base*> inputs;
-  if constexpr (sizeof...(A) > 0)
-    std::apply([&](auto&... a) { (detail::collect_states(a, inputs), ...); }, call.args);
-  if (inputs.empty()) return detail::launch_task<R>(policy, ex, name, std::move(call));
-  // The task object is created now and spawned when the last input is ready.
+  auto spawn_when_ready = [](auto* op) {
+    return [op] {
+      if (detail::runtime_running())
+        detail::spawn(op);
+      else
+        detail::run_inline(op);
+    };
+  };
   using op_t = detail::async_op<R, Call>;
-  op_t* op = op_t::create(std::move(call), ex, name, false);
-  op->producer = nullptr;
-  detail::join_counter::run(std::move(inputs), [op] {
-    if (detail::runtime_running())
-      detail::spawn(op);
-    else
-      detail::run_inline(op);
-  });
-  (void)policy;
-  return detail::future_access::adopt<R>(op);
+  if constexpr (!(detail::is_future_range_v<std::decay_t<A>> || ...)) {
+    // Only single futures among the arguments: their number is known here, so the join is one
+    // pooled block (dataflow on a few futures is the stencil's per-partition hot path).
+    constexpr std::size_t n = (std::size_t{0} + ... + (is_future_v<std::decay_t<A>> ? 1 : 0));
+    if constexpr (n == 0) {
+      return detail::launch_task<R>(policy, ex, name, std::move(call));
+    } else {
+      std::array<detail::state_base*, n> inputs;
+      std::size_t k = 0;
+      auto add = [&](auto& a) {
+        if constexpr (is_future_v<std::decay_t<decltype(a)>>) inputs[k++] = detail::state_ptr(a);
+      };
+      std::apply([&](auto&... a) { (add(a), ...); }, call.args);
+      // The task object is created now and spawned when the last input is ready.
+      op_t* op = op_t::create(std::move(call), ex, name, false);
+      op->producer = nullptr;
+      detail::join_counter::run(inputs, spawn_when_ready(op));
+      (void)policy;
+      return detail::future_access::adopt<R>(op);
+    }
+  } else {
+    std::vector<detail::state_base*> inputs;
+    std::apply([&](auto&... a) { (detail::collect_states(a, inputs), ...); }, call.args);
+    if (inputs.empty()) return detail::launch_task<R>(policy, ex, name, std::move(call));
+    op_t* op = op_t::create(std::move(call), ex, name, false);
+    op->producer = nullptr;
+    detail::join_counter::run(std::move(inputs), spawn_when_ready(op));
+    (void)policy;
+    return detail::future_access::adopt<R>(op);
+  }
 }
 
 template <class F, class... A>

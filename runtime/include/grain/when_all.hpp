@@ -1,5 +1,6 @@
 #pragma once
 // when_all / when_any: futures that become ready when all / any of their inputs are.
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <iterator>
@@ -24,6 +25,9 @@ class join_counter {
  public:
   template <class OnReady>
   static void run(std::vector<state_base*> inputs, OnReady on_ready);
+  // N inputs known at compile time (dataflow on N futures): one pooled block, no heap.
+  template <std::size_t N, class OnReady>
+  static void run(const std::array<state_base*, N>& inputs, OnReady on_ready);
 };
 
 struct join_node : waiter {
@@ -32,18 +36,18 @@ struct join_node : waiter {
 
 struct join_base {
   std::atomic<std::size_t> remaining;
-  std::vector<join_node> nodes;
-  explicit join_base(std::size_t n) : remaining(n + 1), nodes(n) {}
+  explicit join_base(std::size_t n) : remaining(n + 1) {}
   virtual ~join_base() = default;
   virtual void fire() = 0;
+  virtual void destroy() noexcept = 0;
   void arrive() {
     if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       fire();
-      delete this;
+      destroy();
     }
   }
-  void start(const std::vector<state_base*>& inputs) {
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
+  void start(state_base* const* inputs, join_node* nodes, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
       nodes[i].owner = this;
       nodes[i].notify_fn = [](waiter* w) noexcept { static_cast<join_node*>(w)->owner->arrive(); };
       if (inputs[i]->deferred_fn && !inputs[i]->claimed.exchange(true))
@@ -56,15 +60,36 @@ struct join_base {
 
 template <class OnReady>
 struct join_impl final : join_base {
+  std::vector<join_node> nodes;
   OnReady on_ready;
-  join_impl(std::size_t n, OnReady f) : join_base(n), on_ready(std::move(f)) {}
+  join_impl(std::size_t n, OnReady f) : join_base(n), nodes(n), on_ready(std::move(f)) {}
   void fire() override { on_ready(); }
+  void destroy() noexcept override { delete this; }
+};
+
+template <std::size_t N, class OnReady>
+struct fixed_join final : join_base {
+  std::array<join_node, N> nodes;
+  OnReady on_ready;
+  explicit fixed_join(OnReady f) : join_base(N), on_ready(std::move(f)) {}
+  void fire() override { on_ready(); }
+  void destroy() noexcept override {
+    this->~fixed_join();
+    deallocate_for<fixed_join>(this);
+  }
 };
 
 template <class OnReady>
 void join_counter::run(std::vector<state_base*> inputs, OnReady on_ready) {
   auto* j = new join_impl<OnReady>(inputs.size(), std::move(on_ready));
-  j->start(inputs);
+  j->start(inputs.data(), j->nodes.data(), inputs.size());
+}
+
+template <std::size_t N, class OnReady>
+void join_counter::run(const std::array<state_base*, N>& inputs, OnReady on_ready) {
+  auto* j =
+      ::new (allocate_for<fixed_join<N, OnReady>>()) fixed_join<N, OnReady>(std::move(on_ready));
+  j->start(inputs.data(), j->nodes.data(), N);
 }
 
 template <class F>
