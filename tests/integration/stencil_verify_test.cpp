@@ -59,8 +59,8 @@ TEST_F(Stencil, ReportsEveryStep) {
       << r.output;
 }
 
-// A partition task that throws (here: an array no machine can allocate) ends its step like
-// any other, so the run does not hang, and the error reaches main.
+// A run whose task throws (here: the point arrays, which no machine can allocate) does not
+// hang, and the error reaches main.
 TEST_F(Stencil, AFailingTaskIsReported) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "AddressSanitizer aborts on an impossible allocation instead of throwing";
