@@ -9,31 +9,20 @@
 #include <filesystem>
 #include <string>
 
+#include "common/run_command.hpp"
+
 namespace {
 
-struct result {
-  int status = -1;
-  std::string output;
-};
+using grain::test::command_result;
+using grain::test::contains;
+using result = command_result;
 
 std::string program(const char* name) {
   return std::string(GRAIN_BINARY_DIR) + "/bin/" + name;
 }
 
 result run(const char* name, const std::string& args) {
-  result r;
-  std::FILE* p = ::popen((program(name) + " " + args + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-bool contains(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
+  return grain::test::run_command(program(name) + " " + args);
 }
 
 class InliningApps : public ::testing::Test {

@@ -9,32 +9,19 @@
 #include <filesystem>
 #include <string>
 
+#include "common/run_command.hpp"
+
 namespace grain::test::stencil {
 
 namespace fs = std::filesystem;
 
 inline const std::string program = std::string(GRAIN_BINARY_DIR) + "/bin/grain-stencil";
 
-struct result {
-  int status = -1;  // exit status, -1 if it did not exit normally
-  std::string output;
-};
+using result = command_result;
 
 // grain-stencil with the arguments; stdout and stderr together.
 inline result run(const std::string& args) {
-  result r;
-  std::FILE* p = ::popen((program + " " + args + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-inline bool contains(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
+  return run_command(program + " " + args);
 }
 
 // Skips the test when the program was not built.

@@ -16,15 +16,7 @@ namespace {
 const std::string script = std::string(GRAIN_SOURCE_DIR) + "/scripts/sweep-grain";
 
 result shell(const std::string& cmd) {
-  result r;
-  std::FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return run_command(cmd);
 }
 
 std::size_t lines(const fs::path& p) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/run_command.hpp"
 #include "grain/instrumentation/trace_reader.hpp"
 
 namespace grain::test {
@@ -41,24 +42,6 @@ class temp_path {
  private:
   fs::path path_;
 };
-
-struct command_result {
-  int status = -1;  // exit code, or -1 if it did not exit normally
-  std::string output;
-};
-
-// Run a shell command; stdout and stderr together.
-inline command_result run_command(const std::string& cmd) {
-  command_result r;
-  std::FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
 
 inline bool have_command(const std::string& name) {
   return run_command("command -v " + name + " >/dev/null").status == 0;
