@@ -15,12 +15,19 @@ extern "C" {
 void __sanitizer_start_switch_fiber(void** fake_stack_save, const void* bottom, std::size_t size);
 void __sanitizer_finish_switch_fiber(void* fake_stack_save, const void** bottom_old,
                                      std::size_t* size_old);
+void __asan_unpoison_memory_region(void const volatile* addr, std::size_t size);
 }
 #endif
 
 namespace grain::detail {
 
 void fiber_init(fiber& f, const stack& stk, void (*entry)(bctx::transfer_t)) {
+#if GRAIN_ASAN
+  // A recycled stack still carries the redzone poison of the frames it held when its last
+  // fiber was abandoned (a parked loop fiber is re-initialised, not unwound): new frames would
+  // land on it and read as stack-buffer-overflows.
+  __asan_unpoison_memory_region(stk.base, stk.size);
+#endif
   f.stk = stk;
   f.ctx = bctx::make_fcontext(stk.top(), stk.size, entry);
   f.asan_bottom = stk.base;
