@@ -38,6 +38,11 @@
 --              where t_d = t*: as many partitions as still pay for themselves; never finer (a
 --              serial producer, or the re-partitioning itself, starves workers at fine grain
 --              too);
+--            * on the very first step with fewer than `partitions_per_worker` partitions per
+--              worker, refines at once, without waiting for a counter window, to
+--              `coarse_jump` partitions per worker (grain * partitions / (coarse_jump *
+--              workers)): a coarse step is long and has few tasks, so a window would take
+--              several steps, each of them a whole coarse step; the rules above fine-tune;
 --            * otherwise holds: the efficient region. Optionally (`gain`, off by default) it
 --              makes one more step of at most `probe` in the direction of its last move when
 --              that move made steps faster by `gain` (cache and page-fault effects show in the
@@ -79,6 +84,8 @@ M.defaults = {
   duration_field = "duration_ns",  -- payload: the step's duration (false: no time rules)
   parts_field = "partitions",    -- payload: tasks per step (false: unknown)
   partitions_per_worker = 2,     -- refine while a step has fewer partitions per worker
+  coarse_jump = 100,             -- first step below that: refine at once to this many per
+                                 -- worker (false: wait for the counters)
   instance = "locality#0/total",   -- counter instance the metrics are computed over
   lambda = 100,                  -- coarsen while t_d < lambda * t_m ...
   min_task_ns = 20000,           -- ... or t_d < this
@@ -477,6 +484,26 @@ function M.start(user)
       return
     end
     if cfg.parts_field and ev[cfg.parts_field] then st.parts = ev[cfg.parts_field] end
+    -- A first step with fewer partitions than the workers can use is too coarse by
+    -- construction and needs no counters to say so. Counter windows of a few tasks each would
+    -- take several steps to judge it, and every step that runs before the decision arrives is
+    -- a whole coarse step; so refine at once to `coarse_jump` partitions per worker, and let
+    -- the counter rules fine-tune from there.
+    if cfg.coarse_jump and st.moves == 0 and st.phase == "searching" and st.parts then
+      local workers = st.workers or grain.counter(prefix .. "count/active-workers")
+      if workers and st.parts < cfg.partitions_per_worker * workers then
+        last_ran = x
+        -- Not move(): its step cap is for searching, and this step has a known size.
+        local target = math.max(info.min, x * st.parts / (cfg.coarse_jump * workers))
+        if info.type == "int" then target = math.floor(target + 0.5) end
+        if target < x and set(x, target, string.format(
+              "%d partitions for %d workers: refine to %d per worker (first step) x%.1f",
+              st.parts, workers, cfg.coarse_jump, x / target)) then
+          st.hi, st.last_dir, st.last_from, st.last_factor = x, -1, x, x / target
+        end
+        return
+      end
+    end
     -- Step times at x, after the first step at x (which also re-partitioned).
     local d = cfg.duration_field and ev[cfg.duration_field] or nil
     if d and last_ran == x then

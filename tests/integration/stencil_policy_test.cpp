@@ -6,6 +6,7 @@
 // counters leave no doubt even on a loaded machine.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 #include <string>
 
@@ -53,13 +54,19 @@ TEST_F(StencilPolicy, TooFineStartCoarsensAndVerifies) {
 
 TEST_F(StencilPolicy, OnePartitionRefinesAndTheTraceHoldsTheDecisions) {
   temp_path dir("stencil-policy");
+  // The counter rules are under test here, not the first-step jump (coarse_jump) that would
+  // refine on the step event's partition count before any counter window.
+  temp_path settings_dir("stencil-policy-settings");
+  fs::create_directories(settings_dir.str());
+  const std::string settings = (settings_dir / "settings.lua").string();
+  std::ofstream(settings) << "ADAPTIVE_GRAIN = { coarse_jump = false }\n";
   // One partition of 2,000,000 points for two workers: one of them starves.
   // Steps of about a millisecond: snapshots every 2 ms so that the policy sees several.
   auto r =
       run("--nx=2000000 --points=2000000 --nt=100 --verify --grain:threads=2 "
           "--grain:sample-interval=2 --grain:policy=" +
-          policy + " --grain:log-level=info --grain:trace=" + dir.str() +
-          " --grain:trace-counters=/threads{locality#0/total}/idle-rate");
+          settings + " --grain:policy=" + policy + " --grain:log-level=info --grain:trace=" +
+          dir.str() + " --grain:trace-counters=/threads{locality#0/total}/idle-rate");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "verify: OK: max |error| 0 over 2000000 points")) << r.output;
   const auto m = parse(r.output);

@@ -217,7 +217,7 @@ TEST(AdaptiveGrain, FewerPartitionsThanWorkersRefine) {
 TEST(AdaptiveGrain, RefiningNeverGoesBelowTheTargetTaskDuration) {
   grain::knob& k = grain::knobs().define_int("test.ag.floor", 10, 10'000'000, 8'000'000, "nx");
   engine e;
-  start_policy(e, k.name());
+  start_policy(e, k.name(), "coarse_jump = false");  // the counter rules, not the first jump
   feed f(e);
   f.workers = 2;
   // Two partitions (8 M and 2 M points) for two workers: refine.
@@ -233,6 +233,34 @@ TEST(AdaptiveGrain, RefiningNeverGoesBelowTheTargetTaskDuration) {
   const step_counters starved{tasks, tasks * 3e5, tasks * 200, tasks * 1.3e5, 5e6};
   for (int i = 0; i < 12; ++i) f.step(starved, static_cast<double>(k.int_value()), tasks);
   EXPECT_EQ(k.int_value(), refined);
+}
+
+TEST(AdaptiveGrain, FirstStepWithTooFewPartitionsJumpsWithoutCounters) {
+  grain::knob& k = grain::knobs().define_int("test.ag.jump", 10, 10'000'000, 8'000'000, "nx");
+  const auto from = grain::knobs().decisions().size();
+  engine e;
+  start_policy(e, k.name());
+  feed f(e);
+  f.workers = 2;
+  // The very first step: 2 partitions for 2 workers. No counter window exists yet, and none
+  // is needed: the grain goes at once to coarse_jump (100) partitions per worker.
+  const step_counters two{2, 6e6, 2e3, 4e6, 5e6};
+  f.step(two, 8e6, 2);
+  EXPECT_EQ(k.int_value(), 80'000);  // nx * partitions / (100 per worker * 2 workers)
+  auto d = decisions_on(k.name(), from);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0].reason.find("2 partitions for 2 workers: refine to 100 per worker (first step)"),
+            std::string::npos)
+      << d[0].reason;
+  // Enough partitions: no jump.
+  grain::knob& k2 = grain::knobs().define_int("test.ag.nojump", 10, 10'000'000, 100'000, "nx");
+  engine e2;
+  start_policy(e2, k2.name());
+  feed f2(e2);
+  f2.workers = 2;
+  const step_counters good{100, 1e7, 5e4, 1e5, 5.1e6};
+  f2.step(good, 1e5, 100);
+  EXPECT_EQ(k2.int_value(), 100'000);
 }
 
 TEST(AdaptiveGrain, EfficientFeedHoldsAndSettles) {
