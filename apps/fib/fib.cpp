@@ -34,37 +34,6 @@ long fib_serial(int n) {
   return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2);
 }
 
-// False for an unknown name (main then prints the usage and returns 2: std::exit would skip
-// stopping the runtime, whose workers still run).
-bool parse_policy(const std::string& p, grain::launch& out) {
-  if (p == "async")
-    out = grain::launch::async;
-  else if (p == "fork")
-    out = grain::launch::fork;
-  else if (p == "sync")
-    out = grain::launch::sync;
-  else if (p == "adaptive")
-    out = grain::launch::adaptive;
-  else
-    return false;
-  return true;
-}
-
-const char* policy_name(grain::launch l) {
-  switch (l) {
-    case grain::launch::async:
-      return "async";
-    case grain::launch::fork:
-      return "fork";
-    case grain::launch::sync:
-      return "sync";
-    case grain::launch::adaptive:
-      return "adaptive";
-    default:
-      return "mixed";
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -74,11 +43,13 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--policy=", 0) == 0) {
-      if (!parse_policy(a.substr(9), policy)) {
+      const auto named = grain::launch_from_name(a.substr(9));
+      if (!named || *named == grain::launch::deferred) {
         std::fprintf(stderr, "grain-fib: unknown --policy=%s (async, fork, sync, adaptive)\n",
                      a.c_str() + 9);
         return 2;
       }
+      policy = *named;
       default_policy = false;
     } else if (a.rfind("--repeat=", 0) == 0) {
       repeat = std::atoi(a.c_str() + 9);
@@ -116,7 +87,7 @@ int main(int argc, char** argv) {
         n, v, s, rt.num_workers(), static_cast<unsigned long long>(tasks - tasks0),
         static_cast<unsigned long long>(inlined - inlined0),
         static_cast<unsigned long long>(stolen - stolen0), static_cast<unsigned long long>(stacks),
-        policy_name(policy), lambda_knob.value(), grain::detail::task_overhead_ns());
+        grain::launch_name(policy), lambda_knob.value(), grain::detail::task_overhead_ns());
     tasks0 = tasks;
     inlined0 = inlined;
     stolen0 = stolen;

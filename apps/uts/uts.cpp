@@ -61,26 +61,9 @@ long to_long(const std::string& a, const std::string& v) {
 }
 
 grain::launch parse_policy(const std::string& a, const std::string& p) {
-  if (p == "async") return grain::launch::async;
-  if (p == "fork") return grain::launch::fork;
-  if (p == "sync") return grain::launch::sync;
-  if (p == "adaptive") return grain::launch::adaptive;
-  usage(a.c_str());
-}
-
-const char* policy_name(grain::launch l) {
-  switch (l) {
-    case grain::launch::async:
-      return "async";
-    case grain::launch::fork:
-      return "fork";
-    case grain::launch::sync:
-      return "sync";
-    case grain::launch::adaptive:
-      return "adaptive";
-    default:
-      return "mixed";
-  }
+  const auto l = grain::launch_from_name(p);
+  if (!l || *l == grain::launch::deferred) usage(a.c_str());
+  return *l;
 }
 
 void parse_args(int argc, char** argv, bench::options& o, int& repeat) {
@@ -154,8 +137,8 @@ int main(int argc, char** argv) {
         o.uts_b0, o.uts_depth, static_cast<unsigned long long>(o.uts_seed), o.uts_gran, nodes, s,
         rt.num_workers(), static_cast<unsigned long long>(tasks - tasks0),
         static_cast<unsigned long long>(inlined - inlined0),
-        static_cast<unsigned long long>(stolen - stolen0), policy_name(used), lambda_knob.value(),
-        grain::detail::task_overhead_ns());
+        static_cast<unsigned long long>(stolen - stolen0), grain::launch_name(used),
+        lambda_knob.value(), grain::detail::task_overhead_ns());
     tasks0 = tasks;
     inlined0 = inlined;
     stolen0 = stolen;

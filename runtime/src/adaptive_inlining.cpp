@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "grain/async.hpp"
@@ -189,13 +190,10 @@ void start_inlining(const options& o, const topology& topo, std::size_t stack_si
 
   if (o.has("inline")) {
     const std::string v = o.get("inline");
-    launch l;
-    if (v == "adaptive")
-      l = launch::adaptive;
-    else if (v == "async")
-      l = launch::async;
-    else
+    const std::optional<launch> named = launch_from_name(v);
+    if (named != launch::adaptive && named != launch::async)
       throw option_error("--grain:inline=" + v + ": valid values are adaptive and async");
+    const launch l = *named;
     g_saved_policy = default_policy();
     g_policy_overridden = true;
     set_default_policy(l);

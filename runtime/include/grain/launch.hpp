@@ -1,6 +1,7 @@
 #pragma once
 // Launch policies and executors: where and how a task runs.
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "grain/detail/task.hpp"
@@ -21,6 +22,32 @@ constexpr launch operator&(launch a, launch b) noexcept {
 }
 constexpr bool any(launch a) noexcept {
   return static_cast<unsigned>(a) != 0;
+}
+
+// The single policies by name ("async", "deferred", "sync", "fork", "adaptive"), for command
+// lines; nullopt for any other name. launch_name gives "mixed" for a combination.
+constexpr std::optional<launch> launch_from_name(std::string_view name) noexcept {
+  if (name == "async") return launch::async;
+  if (name == "deferred") return launch::deferred;
+  if (name == "sync") return launch::sync;
+  if (name == "fork") return launch::fork;
+  if (name == "adaptive") return launch::adaptive;
+  return std::nullopt;
+}
+constexpr const char* launch_name(launch l) noexcept {
+  switch (l) {
+    case launch::async:
+      return "async";
+    case launch::deferred:
+      return "deferred";
+    case launch::sync:
+      return "sync";
+    case launch::fork:
+      return "fork";
+    case launch::adaptive:
+      return "adaptive";
+  }
+  return "mixed";
 }
 
 // An executor names a pool and a priority. The default executor means "the pool of the
