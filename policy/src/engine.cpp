@@ -334,17 +334,7 @@ void engine::impl::tuner_trigger(rule& r, const instrumentation::app_event* ev) 
   if (t.finished) return;
   ++r.calls;
   if (!t.current) {
-    t.current = t.search->ask();
-    if (!t.current) {
-      tuner_finish(r);
-      return;
-    }
-    tuner_apply(r, *t.current,
-                "tune " + t.search->name() + ": evaluating point " +
-                    std::to_string(t.search->evaluations() + 1),
-                false);
-    t.skip_left = t.req.skip;
-    t.window.clear();
+    tuner_next(r);
     return;
   }
   if (t.skip_left > 0) {
@@ -380,9 +370,13 @@ void engine::impl::tuner_trigger(rule& r, const instrumentation::app_event* ev) 
   }
   t.last_aggregate = agg;
   t.search->tell(t.req.maximize ? -agg : agg);
-  t.current.reset();
+  tuner_next(r);  // the next point at once (this trigger's call applies it)
+}
+
+// Asks the search for its next point and applies it, or finishes when it has none.
+void engine::impl::tuner_next(rule& r) {
+  tuner_state& t = *r.tuner;
   t.window.clear();
-  // Next point at once (this trigger's call applies it).
   t.current = t.search->ask();
   if (!t.current) {
     tuner_finish(r);

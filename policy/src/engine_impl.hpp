@@ -89,6 +89,7 @@ struct engine::impl {
   void record_success(rule& r);
   void tuner_trigger(rule& r, const instrumentation::app_event* ev);
   void tuner_apply(rule& r, const tuning::point& p, const std::string& reason, bool force);
+  void tuner_next(rule& r);
   void tuner_finish(rule& r);
   void thread_main();
   void drain();
