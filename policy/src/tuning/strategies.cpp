@@ -84,6 +84,13 @@ point strategy::initial_unit() const {
   return u;
 }
 
+point strategy::random_unit() {
+  std::uniform_real_distribution<double> d(0.0, 1.0);
+  point u(dims());
+  for (auto& x : u) x = d(rng_);
+  return u;
+}
+
 double strategy::resolution() const noexcept {
   double r = 1.0;
   for (auto& p : params_) r = std::min(r, p.resolution());
@@ -192,12 +199,7 @@ class random_search final : public strategy {
   std::string name() const override { return "random"; }
 
  protected:
-  std::optional<point> next_unit() override {
-    std::uniform_real_distribution<double> d(0.0, 1.0);
-    point u(dims());
-    for (auto& x : u) x = d(rng_);
-    return u;
-  }
+  std::optional<point> next_unit() override { return random_unit(); }
   void observe(const point&, double) override {}
 };
 
@@ -444,9 +446,7 @@ class genetic final : public strategy {
     std::uniform_real_distribution<double> d(0.0, 1.0);
     if (pop_.size() < pop_size) {
       if (pop_.empty()) return initial_unit();
-      point u(dims());
-      for (auto& x : u) x = d(rng_);
-      return u;
+      return random_unit();
     }
     const point& a = tournament();
     const point& b = tournament();

@@ -88,6 +88,7 @@ class strategy {
   virtual void observe(const point& unit, double cost) = 0;
   point snap(const point& unit) const;
   point initial_unit() const;
+  point random_unit();  // uniform in [0,1]^d, from rng_
   std::size_t dims() const noexcept { return params_.size(); }
   double resolution() const noexcept;  // smallest per-parameter resolution
   std::vector<parameter> params_;
