@@ -65,6 +65,12 @@ class state_base {
   std::atomic<bool> claimed{false};            // deferred: started; promise: satisfied
   std::atomic<std::uint32_t> refs_{1};
 
+  // The same for every R: the error, then ready.
+  void set_exception(std::exception_ptr e) {
+    error = std::move(e);
+    mark_ready();
+  }
+
  protected:
   void mark_ready() noexcept {
     if (unpublished_) {
@@ -98,10 +104,6 @@ class shared_state : public state_base {
     has_value_ = true;
     mark_ready();
   }
-  void set_exception(std::exception_ptr e) {
-    error = std::move(e);
-    mark_ready();
-  }
   R& value() {
     if (error) std::rethrow_exception(error);
     return *value_ptr();
@@ -120,10 +122,6 @@ class shared_state<R&> : public state_base {
     ptr_ = &r;
     mark_ready();
   }
-  void set_exception(std::exception_ptr e) {
-    error = std::move(e);
-    mark_ready();
-  }
   R& value() {
     if (error) std::rethrow_exception(error);
     return *ptr_;
@@ -137,10 +135,6 @@ template <>
 class shared_state<void> : public state_base {
  public:
   void set_value() { mark_ready(); }
-  void set_exception(std::exception_ptr e) {
-    error = std::move(e);
-    mark_ready();
-  }
   void value() {
     if (error) std::rethrow_exception(error);
   }
