@@ -8,6 +8,7 @@
 #include <fstream>
 #include <vector>
 
+#include "common/spin.hpp"
 #include "grain/clock.hpp"
 #include "grain/grain.hpp"
 #include "grain/instrumentation/counters.hpp"
@@ -25,9 +26,7 @@ void run_tasks(int n, std::uint64_t ns) {
   std::vector<grain::future<void>> fs;
   for (int i = 0; i < n; ++i)
     fs.push_back(grain::async([ns, &done] {
-      const auto t0 = grain::now_ns();
-      while (grain::now_ns() - t0 < ns) {
-      }
+      grain::test::spin_ns(ns);
       done.count_down();
     }));
   done.wait();

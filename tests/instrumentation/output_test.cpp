@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/spin.hpp"
 #include "grain/clock.hpp"
 #include "grain/grain.hpp"
 #include "grain/instrumentation/counters.hpp"
@@ -44,9 +45,7 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 void spin_us(std::uint64_t us) {
-  const auto t0 = grain::now_ns();
-  while (grain::now_ns() - t0 < us * 1000) {
-  }
+  grain::test::spin_ns(us * 1000);
 }
 
 void some_work(int n = 200) {

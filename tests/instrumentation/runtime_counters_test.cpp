@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/spin.hpp"
 #include "grain/clock.hpp"
 #include "grain/grain.hpp"
 #include "grain/instrumentation/counters.hpp"
@@ -17,11 +18,7 @@ namespace gi = grain::instrumentation;
 
 namespace {
 
-void busy_wait_ns(std::uint64_t ns) {
-  const std::uint64_t t0 = grain::now_ns();
-  while (grain::now_ns() - t0 < ns) {
-  }
-}
+using grain::test::spin_ns;
 
 double counter(const std::string& name) {
   auto v = gi::registry().value(name);
@@ -63,7 +60,7 @@ TEST_P(TaskDuration, CountAndAverageDurationMatchBusyWait) {
     for (int i = 0; i < n; ++i)
       fs.push_back(grain::async([x_us, &done, &self_ns] {
         const std::uint64_t t0 = grain::now_ns();
-        busy_wait_ns(x_us * 1000);
+        spin_ns(x_us * 1000);
         self_ns.fetch_add(grain::now_ns() - t0, std::memory_order_relaxed);
         done.count_down();
       }));
@@ -105,11 +102,11 @@ INSTANTIATE_TEST_SUITE_P(Micros, TaskDuration, ::testing::Values(10, 100, 1000))
 
 TEST(RuntimeCounters, StarvedPoolIsIdle) {
   grain::runtime rt({"--grain:threads=2"}, false);
-  grain::async([] { busy_wait_ns(10'000); }).get();
+  grain::async([] { spin_ns(10'000); }).get();
   grain::counters::reset();
   // A trickle of small tasks: workers spend nearly all their time looking for work.
   for (int i = 0; i < 20; ++i) {
-    grain::async([] { busy_wait_ns(5'000); }).get();
+    grain::async([] { spin_ns(5'000); }).get();
     std::this_thread::sleep_for(5ms);
   }
   const double ir = counter("/threads{locality#0/total}/idle-rate");
@@ -127,7 +124,7 @@ TEST(RuntimeCounters, SaturatedPoolIsBusy) {
   const int n = 12000;
   std::vector<grain::future<void>> fs;
   fs.reserve(n);
-  for (int i = 0; i < n; ++i) fs.push_back(grain::async([] { busy_wait_ns(100'000); }));
+  for (int i = 0; i < n; ++i) fs.push_back(grain::async([] { spin_ns(100'000); }));
   std::this_thread::sleep_for(50ms);
   grain::counters::reset();
   std::this_thread::sleep_for(200ms);
@@ -145,7 +142,7 @@ TEST(RuntimeCounters, PendingMissesRiseWhenWorkersStarve) {
   // Saturated: every lookup of the own queues finds work in the staged queue.
   grain::async([] {
     std::vector<grain::future<void>> kids;
-    for (int i = 0; i < 4000; ++i) kids.push_back(grain::async([] { busy_wait_ns(20'000); }));
+    for (int i = 0; i < 4000; ++i) kids.push_back(grain::async([] { spin_ns(20'000); }));
     for (auto& k : kids) k.get();
   }).get();
   wait_for_count(4001);
@@ -154,7 +151,7 @@ TEST(RuntimeCounters, PendingMissesRiseWhenWorkersStarve) {
   grain::counters::reset();
   // Starved: a task every 5 ms; between them the workers look and find nothing.
   for (int i = 0; i < 20; ++i) {
-    grain::async([] { busy_wait_ns(5'000); }).get();
+    grain::async([] { spin_ns(5'000); }).get();
     std::this_thread::sleep_for(5ms);
   }
   wait_for_count(20);

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/spin.hpp"
 #include "grain/clock.hpp"
 #include "grain/grain.hpp"
 #include "grain/instrumentation/counters.hpp"
@@ -26,11 +27,7 @@ double thread_cpu_ns() {
   return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
 }
 
-void spin_ns(std::uint64_t ns) {
-  const auto t0 = grain::now_ns();
-  while (grain::now_ns() - t0 < ns) {
-  }
-}
+using grain::test::spin_ns;
 
 void sampler_load(unsigned interval_ms, bool busy) {
   grain::runtime rt({"--grain:sample-interval=" + std::to_string(interval_ms)}, false);

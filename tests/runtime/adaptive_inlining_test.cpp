@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/spin.hpp"
 #include "grain/async.hpp"
 #include "grain/clock.hpp"
 #include "grain/detail/task_overhead.hpp"
@@ -28,12 +29,7 @@ namespace {
 
 constexpr std::uint64_t long_ns = 2'000'000;  // far above the 1 us threshold
 
-void busy_for(std::uint64_t ns) {
-  if (ns == 0) return;
-  const std::uint64_t end = grain::now_ns() + ns;
-  while (grain::now_ns() < end) {
-  }
-}
+using grain::test::spin_ns;
 
 std::unique_ptr<grain::runtime_core> one_worker(double lambda = 100) {
   auto rt = start_runtime({"--grain:threads=1", "--grain:task-overhead=100"});
@@ -65,7 +61,7 @@ TEST(AdaptiveInlining, ShortKindIsInlinedLongKindIsSpawned) {
   grain::async([] {
     auto shorty = grain::annotate("test-short", [] { return 7; });
     auto longy = grain::annotate("test-long", [] {
-      busy_for(long_ns);
+      spin_ns(long_ns);
       return 7;
     });
     EXPECT_FALSE(ran_inline(shorty)) << "an unknown kind is spawned (and measured)";
@@ -83,7 +79,7 @@ TEST(AdaptiveInlining, DecisionFollowsAChangeOfDuration) {
   grain::async([] {
     std::uint64_t work = 0;
     auto kind = grain::annotate("test-changing", [&work] {
-      busy_for(work);
+      spin_ns(work);
       return 7;
     });
     EXPECT_GE(first_call_with(kind, true, 50), 0);  // learn: short
@@ -122,7 +118,7 @@ struct node {
   bool* inner_inline;
   int operator()() const {
     if (level == 0) return 7;
-    busy_for(long_ns);
+    spin_ns(long_ns);
     auto f = grain::async(launch::adaptive, node{0, inner_inline});
     *inner_inline = f.is_ready();
     return f.get();

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "common/spin.hpp"
 #include "grain/async.hpp"
 #include "grain/clock.hpp"
 #include "grain/detail/task_overhead.hpp"
@@ -22,12 +23,7 @@ namespace {
 
 class ParallelAdaptive : public grain::test::RuntimeTest {};
 
-// Busy for about ns nanoseconds (the clock, so a preempted spin does not run longer).
-void spin_ns(std::uint64_t ns) {
-  const std::uint64_t end = grain::now_ns() + ns;
-  while (grain::now_ns() < end) {
-  }
-}
+using grain::test::spin_ns;
 
 // The chunk size the chunker chose for a loop of n iterations costing cost_ns each.
 std::uint64_t chunk_for(const ex::chunker& c, int n, std::uint64_t cost_ns) {
