@@ -349,26 +349,38 @@ bool run_background(worker* w) {
   return did;
 }
 
-void run_task(worker* w, task_base* t, bool from_queue) {
-  const task_info info = t->info;  // t may be gone once it ran
-  w->current_task = t;
+// A phase the loop starts (a new task or a resumed user thread): the loop's time up to here,
+// how long what it starts waited in its queue (staged or pending), the phase count, the hook.
+inline void begin_phase(worker* w, const task_info& info, std::uint64_t queued_ns,
+                        stat_counter& wait_ns, stat_counter& wait_count) noexcept {
   std::uint64_t ts = 0;
 #if GRAIN_TIMING
   ts = now_ns();
   account_func(w, ts);
   w->phase_start_ns = ts;
-  if (t->created_ns) {
-    w->stats->staged_wait_ns.add(ts - t->created_ns);
-    w->stats->staged_wait_count.inc();
+  if (queued_ns) {
+    wait_ns.add(ts - queued_ns);
+    wait_count.inc();
   }
+#else
+  (void)queued_ns;
+  (void)wait_ns;
+  (void)wait_count;
 #endif
   w->stats->phases.inc();
   if (auto h = g_hooks.phase_begin) h(w->id, info, ts ? ts : now_ns());
+}
+
+void run_task(worker* w, task_base* t, bool from_queue) {
+  const task_info info = t->info;  // t may be gone once it ran
+  w->current_task = t;
+  begin_phase(w, info, t->created_ns, w->stats->staged_wait_ns, w->stats->staged_wait_count);
   t->run();
   w = current_worker();  // the task may have suspended and resumed elsewhere
   w->current_task = nullptr;
   w->stats->tasks.inc();
   if (from_queue) w->finished_spawned.inc();
+  std::uint64_t ts = 0;
 #if GRAIN_TIMING
   ts = now_ns();
   w->stats->exec_ns.add(ts - w->phase_start_ns);
@@ -378,19 +390,9 @@ void run_task(worker* w, task_base* t, bool from_queue) {
 }
 
 void resume_fiber(worker* w, fiber* f) {
-  std::uint64_t ts = 0;
-#if GRAIN_TIMING
-  ts = now_ns();
-  account_func(w, ts);
-  w->phase_start_ns = ts;
-  if (f->ready_ns) {
-    w->stats->pending_wait_ns.add(ts - f->ready_ns);
-    w->stats->pending_wait_count.inc();
-  }
-#endif
-  w->stats->phases.inc();
   w->current_task = f->task;
-  if (auto h = g_hooks.phase_begin) h(w->id, f->task->info, ts ? ts : now_ns());
+  begin_phase(w, f->task->info, f->ready_ns, w->stats->pending_wait_ns,
+              w->stats->pending_wait_count);
   w->sched->suspended.fetch_sub(1, std::memory_order_relaxed);
   fiber* self = w->current;
   w->current = f;
