@@ -75,11 +75,13 @@ std::atomic<knob*> g_lambda{nullptr};
 launch g_saved_policy = launch::async;
 bool g_policy_overridden = false;
 
-// inline.lambda: from the scripts/sweep-inline sweep on the 2-vCPU development machine (fib
-// best at 4-8, fine-grained UTS at 16-32, both within noise of their best at 16); it transfers
-// because it is a ratio of two times that scale together (docs/inlining.md).
+// inline.lambda: from the scripts/sweep-inline sweep on the 2-vCPU development machine. Since
+// inlined calls hold their result without a shared state and a starving worker gets spawns
+// (starving_thieves), fib(32) is flat within 1.06x from 16 to 1000 and fine-grained UTS gains
+// up to 256-1000; 64 is within 1.06x of the best on both. It transfers because it is a ratio
+// of two times that scale together (docs/inlining.md).
 // loop.lambda: a chunk at least 10 t_o long keeps the scheduling cost per chunk under 10 %.
-constexpr double inline_lambda_default = 16;
+constexpr double inline_lambda_default = 64;
 constexpr double loop_lambda_default = 10;
 
 double parse_task_overhead(const std::string& text) {
@@ -89,6 +91,19 @@ double parse_task_overhead(const std::string& text) {
     throw option_error("--grain:task-overhead=" + text +
                        ": expected a task overhead in nanoseconds, a number in (0, 1e9]");
   return v;
+}
+
+// Lazy splitting (Tzannes et al., "Lazy Binary-Splitting"): an inlined call cannot be split
+// any more, so a worker whose queue holds nothing to steal, while another worker sleeps for
+// want of work, spawns even a short task. Without it, a kind whose estimate is a mean over
+// very unequal calls (the depth of an unbalanced tree) can inline a large one on the only busy
+// worker and leave the others idle to the end (fib(32), 2 workers: 1 steal in a whole run and
+// 15 % longer at inline.lambda >= 32).
+bool starving_thieves(const worker& w) noexcept {
+  if (w.home->sleepers.load(std::memory_order_relaxed) == 0) return false;
+  for (const auto& q : w.staged)
+    if (!q.empty()) return false;
+  return true;
 }
 
 }  // namespace
@@ -110,6 +125,7 @@ adaptive_choice adaptive_decide(adaptive_frame& fr) noexcept {
   const double threshold = lambda ? lambda->value() * task_overhead_ns() : 0.0;
   if (e.estimate_ns.load(std::memory_order_relaxed) >= threshold)
     return adaptive_choice::spawn_timed;
+  if (w && starving_thieves(*w)) return adaptive_choice::spawn_timed;
   std::uint64_t& r = tls_rng;  // xorshift64
   r ^= r << 13;
   r ^= r >> 7;

@@ -237,3 +237,28 @@ TEST(AdaptiveInlining, TaskOverheadIsMeasuredOrGiven) {
        {"--grain:task-overhead=abc", "--grain:task-overhead=0", "--grain:task-overhead=-5"})
     EXPECT_THROW(start_runtime({"--grain:threads=1", bad}), grain::option_error) << bad;
 }
+
+TEST(AdaptiveInlining, SpawnsAShortKindWhenAWorkerStarves) {
+  // Lazy splitting: a learned-short kind is inlined while the other worker is busy, but spawned
+  // when that worker sleeps for want of work and this worker's queue has nothing to steal.
+  auto rt = start_runtime({"--grain:threads=2", "--grain:task-overhead=100"});
+  grain::knobs().at("inline.lambda").set(100, "test");
+  std::atomic<bool> release{false};
+  grain::async([&release] {
+    auto busy = grain::async([&release] {  // occupies the other worker (or is run here later)
+      while (!release.load()) std::this_thread::yield();
+    });
+    auto shorty = grain::annotate("test-lazy", [] { return 7; });
+    EXPECT_GE(first_call_with(shorty, true, 50), 0) << "learned short while nobody starves";
+    release = true;
+    busy.get();
+    // Now the other worker runs out of work and goes to sleep (after a few dozen spins). Give
+    // it time between calls; a spawned call wakes it, so it may have to fall asleep again.
+    int spawned = 0;
+    for (int i = 0; i < 200 && spawned == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (!ran_inline(shorty)) ++spawned;
+    }
+    EXPECT_GT(spawned, 0) << "a starving worker must get the short kind's calls to steal";
+  }).get();
+}

@@ -146,6 +146,32 @@ future<R> call_unpublished(plain_state<R>* s, F& f) {
   return future_access::adopt<R>(s);
 }
 
+// An inlined call whose result the future holds itself (local_result_v<R>): no shared state.
+// A thrown exception is kept and returned as an exceptional future by the caller, after it
+// left the frame (making that future allocates).
+template <class R, class F>
+GRAIN_ALWAYS_INLINE future<R> call_local(F& f, std::exception_ptr& error) noexcept {
+  try {
+    if constexpr (std::is_void_v<R>) {
+      f();
+      return future_access::local<R>();
+    } else {
+      return future_access::local<R>(f());
+    }
+  } catch (...) {
+    error = std::current_exception();
+    return future<R>();
+  }
+}
+
+template <class R, class F>
+GRAIN_ALWAYS_INLINE future<R> call_inline(F& f) {
+  std::exception_ptr error;
+  future<R> r = call_local<R>(f, error);
+  if (error) return make_exceptional_future<R>(std::move(error));
+  return r;
+}
+
 // launch::adaptive. Inlined: a plain call inside a frame, its result in a state nobody else can
 // see yet (no task object, no atomic read-modify-write). Spawned: a task that times itself.
 template <class R, class F>
@@ -160,6 +186,21 @@ future<R> launch_adaptive(const executor& ex, const char* name, F&& f) {
     op->run_fn = &op_t::run_timed_and_release;
     spawn(op);
     return future_access::adopt<R>(op);
+  }
+  if constexpr (local_result_v<R>) {
+    if (choice == adaptive_choice::call) return call_inline<R>(f);
+    std::exception_ptr error;
+    future<R> r;
+    if (choice == adaptive_choice::inline_timed) {
+      const std::uint64_t t0 = now_ns();
+      r = call_local<R>(f, error);
+      adaptive_record(&fr, now_ns() - t0);
+    } else {
+      r = call_local<R>(f, error);
+    }
+    adaptive_leave(fr);
+    if (error) return make_exceptional_future<R>(std::move(error));
+    return r;
   }
   plain_state<R>* s = nullptr;
   try {
@@ -187,6 +228,7 @@ future<R> launch_task(launch policy, const executor& ex, const char* name, F&& f
   const bool adaptive = any(policy & launch::adaptive) &&
                         !any(policy & (launch::sync | launch::deferred)) && ex.pool < 0;
   if (adaptive && adaptive_in_inlined_call()) {  // implies a running runtime
+    if constexpr (local_result_v<R>) return call_inline<R>(f);
     auto* s = plain_state<R>::create();
     s->set_unpublished();
     return call_unpublished<R>(s, f);

@@ -37,14 +37,54 @@ inline constexpr bool is_future_v = is_future<std::decay_t<T>>::value;
 
 namespace detail {
 
+// A future whose value was computed inline, before the future existed (launch::adaptive), can
+// hold it in place of a shared state (local_result_v: small, trivially copyable values and
+// void): no allocation, no reference count, no synchronisation. Everything that needs a state
+// (when_all, dataflow, then, share) gets one made from the value on first use.
+template <class R>
+inline constexpr bool local_result_v = [] {
+  if constexpr (std::is_void_v<R>)
+    return true;
+  else if constexpr (std::is_reference_v<R>)
+    return false;
+  else
+    return std::is_trivially_copyable_v<R> && sizeof(R) <= 2 * sizeof(void*) &&
+           alignof(R) <= alignof(std::max_align_t);
+}();
+
+template <class R>
+struct local_value {
+  alignas(R) unsigned char bytes[sizeof(R)];
+};
+template <>
+struct local_value<void> {};
+
+// The state pointer of a future that holds a local result: never dereferenced.
+inline char local_result_tag;
+
 struct future_access {
   template <class F>
   static auto* state(const F& f) noexcept {
     return f.state_;
   }
+  // A future's state, made from its local result if it holds one. (A const future too: the
+  // state stands for the same value, so this does not change what the future holds.)
+  template <class R>
+  static shared_state<R>* state(const future<R>& f) {
+    auto& m = const_cast<future<R>&>(f);
+    m.materialize();
+    return m.state_;
+  }
   template <class R>
   static future<R> adopt(shared_state<R>* s) noexcept {
     return future<R>(s);
+  }
+  // A ready future holding `v` without a shared state (local_result_v<R> only).
+  template <class R, class... V>
+  static future<R> local(V&&... v) noexcept {
+    future<R> f;
+    f.set_local(std::forward<V>(v)...);
+    return f;
   }
 };
 
@@ -149,32 +189,59 @@ class future_base {
 template <class R>
 class future : public detail::future_base<R> {
   using base = detail::future_base<R>;
-  using base::reset;
   using base::state_;
 
  public:
   using value_type = R;
 
   future() noexcept = default;
-  future(future&& o) noexcept : base(std::exchange(o.state_, nullptr)) {}
+  future(future&& o) noexcept : base(std::exchange(o.state_, nullptr)) { take_local(o); }
   future& operator=(future&& o) noexcept {
     if (this != &o) {
       reset();
       state_ = std::exchange(o.state_, nullptr);
+      take_local(o);
     }
     return *this;
   }
   future(const future&) = delete;
   future& operator=(const future&) = delete;
+  ~future() { reset(); }
+
+  // The observers and waits of future_base, which would read a local result's tag as a state.
+  bool valid() const noexcept { return state_ != nullptr; }
+  bool is_ready() const noexcept { return is_local() || base::is_ready(); }
+  bool has_value() const noexcept { return is_local() || base::has_value(); }
+  bool has_exception() const noexcept { return !is_local() && base::has_exception(); }
+  void wait() const {
+    if (!is_local()) base::wait();
+  }
+  template <class Rep, class Period>
+  future_status wait_for(const std::chrono::duration<Rep, Period>& d) const {
+    return is_local() ? future_status::ready : base::wait_for(d);
+  }
+  template <class Clock, class Duration>
+  future_status wait_until(const std::chrono::time_point<Clock, Duration>& tp) const {
+    return is_local() ? future_status::ready : base::wait_until(tp);
+  }
 
   R get() {
+    if constexpr (detail::local_result_v<R>) {
+      if (is_local()) {
+        state_ = nullptr;
+        if constexpr (!std::is_void_v<R>)
+          return local_ref();
+        else
+          return;
+      }
+    }
     if (!state_) detail::throw_future_error(future_errc::no_state);
     detail::shared_state<R>* s = std::exchange(state_, nullptr);
     struct releaser {
       detail::shared_state<R>* s;
       ~releaser() { s->release(); }
     } guard{s};
-    s->wait();
+    if (!s->is_ready()) s->wait();
     if constexpr (std::is_void_v<R>) {
       s->value();
     } else if constexpr (std::is_reference_v<R>) {
@@ -184,7 +251,7 @@ class future : public detail::future_base<R> {
     }
   }
 
-  shared_future<R> share() noexcept;
+  shared_future<R> share();
 
   // f(future<R>) runs as a new task once this future is ready; this future becomes invalid.
   template <class F>
@@ -200,6 +267,55 @@ class future : public detail::future_base<R> {
  private:
   friend struct detail::future_access;
   explicit future(detail::shared_state<R>* s) noexcept : base(s) {}
+
+  static detail::shared_state<R>* local_tag() noexcept {
+    return reinterpret_cast<detail::shared_state<R>*>(&detail::local_result_tag);
+  }
+  bool is_local() const noexcept {
+    if constexpr (detail::local_result_v<R>)
+      return state_ == local_tag();
+    else
+      return false;
+  }
+  auto& local_ref() noexcept { return *std::launder(reinterpret_cast<R*>(local_.bytes)); }
+  template <class... V>
+  void set_local(V&&... v) noexcept {
+    static_assert(detail::local_result_v<R>);
+    if constexpr (!std::is_void_v<R>)
+      ::new (static_cast<void*>(local_.bytes)) R(std::forward<V>(v)...);
+    state_ = local_tag();
+  }
+  void take_local(future& o) noexcept {
+    if constexpr (detail::local_result_v<R>) {
+      if (is_local()) {
+        if constexpr (!std::is_void_v<R>) local_ = o.local_;
+      }
+    }
+  }
+  void reset() noexcept {
+    if (is_local())
+      state_ = nullptr;
+    else
+      base::reset();
+  }
+  // The local result becomes a ready shared state (for what needs one: a join, a continuation,
+  // a shared_future).
+  void materialize() {
+    if constexpr (detail::local_result_v<R>) {
+      if (!is_local()) return;
+      auto* s = detail::plain_state<R>::create();
+      s->claimed.store(true, std::memory_order_relaxed);
+      if constexpr (std::is_void_v<R>)
+        s->set_value();
+      else
+        s->set_value(local_ref());
+      state_ = s;
+    }
+  }
+
+  [[no_unique_address]] std::conditional_t<detail::local_result_v<R>, detail::local_value<R>,
+                                           detail::local_value<void>>
+      local_;
 };
 
 template <class R>
@@ -212,7 +328,8 @@ class shared_future : public detail::future_base<R> {
   using value_type = R;
 
   shared_future() noexcept = default;
-  shared_future(future<R>&& f) noexcept  // NOLINT(google-explicit-constructor)
+  // Not noexcept: a future holding a local result needs a state made for it.
+  shared_future(future<R>&& f)  // NOLINT(google-explicit-constructor)
       : base(detail::future_access::state(f)) {
     if (state_) {
       state_->add_ref();
@@ -265,7 +382,7 @@ class shared_future : public detail::future_base<R> {
 };
 
 template <class R>
-shared_future<R> future<R>::share() noexcept {
+shared_future<R> future<R>::share() {
   return shared_future<R>(std::move(*this));
 }
 

@@ -93,7 +93,7 @@ void join_counter::run(const std::array<state_base*, N>& inputs, OnReady on_read
 }
 
 template <class F>
-state_base* state_ptr(const F& f) {
+state_base* state_ptr(F& f) {
   state_base* s = future_access::state(f);
   if (!s) throw_future_error(future_errc::no_state);
   return s;

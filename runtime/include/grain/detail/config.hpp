@@ -23,6 +23,7 @@
 #define GRAIN_LIKELY(x) __builtin_expect(!!(x), 1)
 #define GRAIN_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define GRAIN_NOINLINE __attribute__((noinline))
+#define GRAIN_ALWAYS_INLINE inline __attribute__((always_inline))
 
 namespace grain::detail {
 inline constexpr std::size_t cache_line = 64;
