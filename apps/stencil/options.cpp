@@ -42,7 +42,7 @@ std::string usage() {
   return "usage: grain-stencil [--nx=N] [--np=N | --points=N] [--nt=N] [--k=X] [--dt=X] [--dx=X]\n"
          "                     [--verify] [--results] [--print-steps] [--repeat=R]\n"
          "                     [--check-every=K] [--window=W] [--max-window=M]\n"
-         "                     [--submit-chunk=N]\n"
+         "                     [--submit-chunk=N] [--settle=K]\n"
          "                     [--repartition-at=STEP:NX]...\n"
          "                     [--grain:...]\n"
          "  --nx=N            points per partition (default 10); the knob stencil.nx starts here\n"
@@ -62,6 +62,9 @@ std::string usage() {
          "                    or W if larger)\n"
          "  --submit-chunk=N  create a step's dataflows in tasks of N partitions (default 1024;\n"
          "                    0: the driver task creates them all)\n"
+         "  --settle=K        submit each of steps 1..K only after the step before it ended\n"
+         "                    and the policies handled its iteration event, so that their\n"
+         "                    first decisions act on the next step (default 1; 0: never)\n"
          "  --repartition-at=STEP:NX  set stencil.nx to NX before STEP (repeatable)\n";
 }
 
@@ -130,6 +133,9 @@ options parse_options(int argc, char** argv) {
     } else if (name == "--window") {
       need_value();
       o.window = parse_count(name, value);
+    } else if (name == "--settle") {
+      need_value();
+      o.settle = parse_count(name, value);
     } else if (name == "--submit-chunk") {
       need_value();
       o.submit_chunk = parse_count(name, value);

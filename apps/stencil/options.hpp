@@ -29,6 +29,10 @@ struct options {
   static constexpr std::size_t grow_after = 4;
   // Submit a step's partitions from tasks of this many each, in parallel (0: the driver alone).
   std::size_t submit_chunk = 1024;
+  // The first `settle` steps: step t is submitted only after step t - 1 has ended and the
+  // listeners (policies) have handled its iteration event, so a policy's answer to the first
+  // step acts on the very next one. A step spent at a bad grain costs several good ones.
+  std::size_t settle = 1;
   // --repartition-at=STEP:NX: set stencil.nx to NX at the boundary before STEP (repeatable).
   std::vector<std::pair<std::size_t, std::size_t>> repartition_at;
   bool help = false;

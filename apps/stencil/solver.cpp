@@ -146,7 +146,13 @@ run_result solver::run() {
     // `grow_after` steps gets the deeper window.
     const std::size_t stable_window = std::max(o_.window, o_.max_window ? o_.max_window : 4);
     const std::size_t w = t - grain_since < options::grow_after ? o_.window : stable_window;
-    if (o_.window != 0 && t >= w) r.steps[t - w]->done().wait();
+    if (o_.window != 0 && t >= 1 && t <= o_.settle) {
+      // A decision on step t - 1 (its iteration event) acts on step t.
+      r.steps[t - 1]->done().wait();
+      grain::settle_listeners();
+    } else if (o_.window != 0 && t >= w) {
+      r.steps[t - w]->done().wait();
+    }
     const std::size_t forced = scheduled_nx(t);
     if (forced != 0)
       nx_knob_.set(static_cast<double>(forced),

@@ -58,4 +58,16 @@ void notify_event(const app_event& e) {
 }
 
 }  // namespace detail
+
+void settle_listeners() {
+  auto& t = table();
+  std::shared_lock lk(t.m);
+  for (auto* l : t.v) {
+    try {
+      l->settle();
+    } catch (...) {
+    }
+  }
+}
+
 }  // namespace grain::instrumentation

@@ -52,6 +52,27 @@ TEST_F(StencilPolicy, TooFineStartCoarsensAndVerifies) {
   EXPECT_TRUE(contains(r.output, "coarsen")) << r.output;
 }
 
+TEST_F(StencilPolicy, FirstDecisionActsOnTheNextStep) {
+  // One partition for two workers: the policy refines on the first step's event alone
+  // (coarse_jump), and --settle (default 1) makes the driver submit step 1 only after the
+  // policy has answered that event, so step 1 already runs at the new grain. With --settle=0
+  // step 1 is submitted during step 0 and the decision can act from step 2 on only.
+  for (const char* settle : {"", " --settle=0"}) {
+    auto r = run(std::string("--nx=2000000 --points=2000000 --nt=6 --verify --print-steps "
+                             "--grain:threads=2 --grain:policy=") +
+                 policy + settle);
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::smatch s;
+    ASSERT_TRUE(
+        std::regex_search(r.output, s, std::regex(R"(nx 2000000 -> \d+ before step (\d+))")))
+        << r.output;
+    if (*settle == '\0')
+      EXPECT_EQ(s[1], "1") << r.output;
+    else
+      EXPECT_NE(s[1], "1") << r.output;
+  }
+}
+
 TEST_F(StencilPolicy, OnePartitionRefinesAndTheTraceHoldsTheDecisions) {
   temp_path dir("stencil-policy");
   // The counter rules are under test here, not the first-step jump (coarse_jump) that would

@@ -90,6 +90,7 @@ TEST_F(Stencil, BadOptionsAreErrors) {
         bad{"--nt=5 --repartition-at=2", "needs STEP:NX"},
         bad{"--nx=10 --np=10 --repartition-at=1:101", "larger than the 100 points"},
         bad{"--check-every=0", "--check-every must be at least 1"},
+        bad{"--settle=one", "--settle needs a non-negative integer, got 'one'"},
         bad{"--window=3 --max-window=2", "--max-window=2 is smaller than --window=3"}}) {
     auto r = run(std::string(b.args) + " --grain:threads=1");
     EXPECT_EQ(r.status, 2) << b.args << "\n" << r.output;

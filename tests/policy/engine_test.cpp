@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "grain/clock.hpp"
+#include "grain/instrumentation/app.hpp"
 #include "grain/knob.hpp"
 #include "grain/policy/engine.hpp"
 
@@ -322,6 +323,31 @@ TEST(Triggers, ThreadedEngineLifecycle) {
   EXPECT_GT(grain::knobs().at("test.engine.life").value(), 103);  // every(5) ran several times
   e.stop();
   EXPECT_GT(e.thread_cpu_ns(), 0u);
+}
+
+TEST(Triggers, SettleListenersWaitsForTheRuleThatAnswersAnEvent) {
+  // The rule takes milliseconds before it sets the knob: without settle_listeners the knob
+  // would still hold its old value right after grain::event returned.
+  grain::knobs().define_int("test.engine.settle", 0, 1000, 0, "x");
+  engine_options o;
+  o.instruction_budget = 1'000'000'000;
+  engine e(o);
+  e.load_string(
+      "grain.on('slow', function(p)\n"
+      "  local t = grain.time(); while grain.time() - t < 0.02 do end\n"
+      "  grain.knob('test.engine.settle'):set(p.value, 'answer')\n"
+      "end)\n",
+      "settle.lua");
+  e.start(1);
+  inst::add_listener(&e);
+  for (int v = 1; v <= 3; ++v) {
+    grain::event("slow", {{"value", v}});
+    grain::settle_listeners();
+    EXPECT_EQ(grain::knobs().at("test.engine.settle").value(), v);
+  }
+  inst::remove_listener(&e);
+  e.stop();
+  grain::settle_listeners();  // no listener left: returns at once
 }
 
 // ---- tuners ------------------------------------------------------------------------------

@@ -65,4 +65,8 @@ void sample_value(std::string_view name, double value);
 // Deliver an application event to the listeners and count it.
 void event(std::string_view name, std::vector<std::pair<std::string, double>> payload = {});
 
+// Wait until the listeners (the policy engine's rules) have handled what was delivered so far;
+// see instrumentation::settle_listeners.
+using instrumentation::settle_listeners;
+
 }  // namespace grain

@@ -46,6 +46,9 @@ class listener {
   virtual ~listener() = default;
   virtual void on_sample(const counter_snapshot&) {}
   virtual void on_event(const app_event&) {}
+  // Return once everything delivered so far has been handled. A listener that queues samples
+  // and events for a thread of its own (the policy engine) waits for that thread here.
+  virtual void settle() {}
 };
 
 // Register with the running sampler (the instrumentation extension). A listener added before
@@ -53,5 +56,13 @@ class listener {
 // twice has no effect. Do not add or remove listeners from inside a listener callback.
 void add_listener(listener* l);
 void remove_listener(listener* l);
+
+// Wait until every listener has handled the samples and events delivered so far: the policy
+// engine runs its rules on its own thread, so a knob a rule sets in answer to an event may
+// change some time after grain::event returned. An application that reads a knob right after
+// such an event, and wants the answer, calls this in between. It blocks the calling thread
+// (a worker, when called from a task) for a round trip to the policy thread, tens of
+// microseconds: use it at a few points of a run (the first time steps), not per task.
+void settle_listeners();
 
 }  // namespace grain::instrumentation

@@ -121,6 +121,7 @@ class engine : public instrumentation::listener {
   void feed_event(const instrumentation::app_event& e);
   void on_sample(const instrumentation::counter_snapshot& s) override { feed_sample(s); }
   void on_event(const instrumentation::app_event& e) override { feed_event(e); }
+  void settle() override { pump(); }
 
   // Without the thread: process the queued inputs and the periodic rules that are due, on the
   // calling thread. With the thread: wait until what was queued before this call is processed.
