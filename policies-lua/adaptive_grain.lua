@@ -62,8 +62,10 @@
 --
 -- Timing: decisions are taken on counter snapshots as soon as a window holds `min_tasks`
 -- completed tasks, so the first one comes one sample interval after start-up (the runtime's
--- --grain:sample-interval, 10 ms by default) and can reach the application before its third
--- step; then also on iteration events. After a change, windows are ignored until `warmup`
+-- --grain:sample-interval, 10 ms by default), or on the snapshot an application takes at the
+-- end of its first step (grain-stencil --settle: grain::instrumentation::sample_now() and
+-- grain::settle_listeners() before it submits step 1, so the decision acts on step 1); then
+-- also on iteration events. After a change, windows are ignored until `warmup`
 -- steps with the new grain were reported (`nx_field`; the first steps at a new size also
 -- re-partition and touch new memory; without the field, `skip` + `warmup` - 1 events). Step
 -- times (`duration_field`) are compared as means of the last 4 steps at a grain, once there

@@ -147,8 +147,11 @@ run_result solver::run() {
     const std::size_t stable_window = std::max(o_.window, o_.max_window ? o_.max_window : 4);
     const std::size_t w = t - grain_since < options::grow_after ? o_.window : stable_window;
     if (o_.window != 0 && t >= 1 && t <= o_.settle) {
-      // A decision on step t - 1 (its iteration event) acts on step t.
+      // A decision on step t - 1 acts on step t: a counter snapshot that holds all of step
+      // t - 1 (the sampler's last one may be many milliseconds old), then wait until the
+      // policies have handled it and the step's iteration event.
       r.steps[t - 1]->done().wait();
+      grain::instrumentation::sample_now();
       grain::settle_listeners();
     } else if (o_.window != 0 && t >= w) {
       r.steps[t - w]->done().wait();

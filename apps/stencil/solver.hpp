@@ -20,6 +20,7 @@
 
 #include "generations.hpp"
 #include "grain/grain.hpp"
+#include "grain/instrumentation/counters.hpp"
 #include "layout.hpp"
 #include "options.hpp"
 #include "partition.hpp"
