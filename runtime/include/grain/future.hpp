@@ -315,7 +315,7 @@ class future : public detail::future_base<R> {
 
   [[no_unique_address]] std::conditional_t<detail::local_result_v<R>, detail::local_value<R>,
                                            detail::local_value<void>>
-      local_;
+      local_{};
 };
 
 template <class R>
