@@ -111,12 +111,6 @@ bool starving_thieves(const worker& w) noexcept {
 adaptive_choice adaptive_decide(adaptive_frame& fr) noexcept {
   worker* w = current_worker();
   task_base* parent = w ? w->current_task : nullptr;
-  if (parent && parent->inline_subtree) {
-    // Inclusive durations nest: below a call predicted short, every call is shorter.
-    w->stats->tasks.inc();
-    w->stats->inline_tasks.inc();
-    return adaptive_choice::call;
-  }
   const std::uint32_t depth = parent ? std::min<std::uint32_t>(parent->depth + 1u, 0xFFFEu) : 0u;
   fr.depth = static_cast<std::uint16_t>(depth);
   kind_entry& e = lookup(make_key(fr.info.name, depth));

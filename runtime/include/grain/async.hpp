@@ -54,17 +54,17 @@ struct bound_call {
 struct adaptive_frame : task_base {
   task_base* saved = nullptr;  // the task that was current before the frame was entered
 };
-enum class adaptive_choice : unsigned char { spawn_timed, inline_untimed, inline_timed, call };
+enum class adaptive_choice : unsigned char { spawn_timed, inline_untimed, inline_timed };
 // Decides for fr.info.name at the caller's depth (sets fr.depth). inline_*: the frame has been
-// entered (stats, hooks) and adaptive_leave must follow the call. call: the caller is itself
-// an inlined adaptive call, so this one is shorter still and runs as a plain call (counted as
-// an inline task, no frame).
+// entered (stats, hooks) and adaptive_leave must follow the call. The caller has ruled out
+// that it runs inside an inlined call (adaptive_in_inlined_call).
 adaptive_choice adaptive_decide(adaptive_frame& fr) noexcept;
 void adaptive_leave(adaptive_frame& fr) noexcept;
 // A measured inclusive duration for the (kind, depth) estimate of t.
 void adaptive_record(const task_base* t, std::uint64_t ns) noexcept;
 // True (and counted as an inline task) when the caller runs inside an inlined adaptive call:
-// the `call` choice, checked first because it is by far the most frequent one.
+// inclusive durations nest, so below a call predicted short every call is shorter and runs as
+// a plain call (no frame). Checked first because it is by far the most frequent case.
 bool adaptive_in_inlined_call() noexcept;
 
 template <class R, class F>
@@ -164,16 +164,37 @@ GRAIN_ALWAYS_INLINE future<R> call_local(F& f, std::exception_ptr& error) noexce
   }
 }
 
+// A call inside an inlined adaptive call: a plain call, no frame.
 template <class R, class F>
-GRAIN_ALWAYS_INLINE future<R> call_inline(F& f) {
-  std::exception_ptr error;
-  future<R> r = call_local<R>(f, error);
-  if (error) return make_exceptional_future<R>(std::move(error));
-  return r;
+GRAIN_ALWAYS_INLINE future<R> call_nested(F& f) {
+  if constexpr (local_result_v<R>) {
+    std::exception_ptr error;
+    future<R> r = call_local<R>(f, error);
+    if (error) return make_exceptional_future<R>(std::move(error));
+    return r;
+  } else {
+    auto* s = plain_state<R>::create();
+    s->set_unpublished();
+    return call_unpublished<R>(s, f);
+  }
 }
 
-// launch::adaptive. Inlined: a plain call inside a frame, its result in a state nobody else can
-// see yet (no task object, no atomic read-modify-write). Spawned: a task that times itself.
+// Runs `call` in the entered frame fr (timed when the choice says so), then leaves it.
+template <class Call>
+GRAIN_ALWAYS_INLINE void call_in_frame(adaptive_frame& fr, adaptive_choice choice, Call&& call) {
+  if (choice == adaptive_choice::inline_timed) {
+    const std::uint64_t t0 = now_ns();
+    call();
+    adaptive_record(&fr, now_ns() - t0);
+  } else {
+    call();
+  }
+  adaptive_leave(fr);
+}
+
+// launch::adaptive. Inlined: a plain call inside a frame, its result held by the future itself
+// (local_result_v) or in a state nobody else can see yet (no task object, no atomic
+// read-modify-write). Spawned: a task that times itself.
 template <class R, class F>
 future<R> launch_adaptive(const executor& ex, const char* name, F&& f) {
   adaptive_frame fr;
@@ -188,38 +209,23 @@ future<R> launch_adaptive(const executor& ex, const char* name, F&& f) {
     return future_access::adopt<R>(op);
   }
   if constexpr (local_result_v<R>) {
-    if (choice == adaptive_choice::call) return call_inline<R>(f);
     std::exception_ptr error;
     future<R> r;
-    if (choice == adaptive_choice::inline_timed) {
-      const std::uint64_t t0 = now_ns();
-      r = call_local<R>(f, error);
-      adaptive_record(&fr, now_ns() - t0);
-    } else {
-      r = call_local<R>(f, error);
-    }
-    adaptive_leave(fr);
+    call_in_frame(fr, choice, [&] { r = call_local<R>(f, error); });
     if (error) return make_exceptional_future<R>(std::move(error));
     return r;
-  }
-  plain_state<R>* s = nullptr;
-  try {
-    s = plain_state<R>::create();
-  } catch (...) {
-    if (choice != adaptive_choice::call) adaptive_leave(fr);  // the frame must not dangle
-    throw;
-  }
-  s->set_unpublished();
-  if (choice == adaptive_choice::call) return call_unpublished<R>(s, f);
-  if (choice == adaptive_choice::inline_timed) {
-    const std::uint64_t t0 = now_ns();
-    invoke_into<R>(*s, f);
-    adaptive_record(&fr, now_ns() - t0);
   } else {
-    invoke_into<R>(*s, f);
+    plain_state<R>* s = nullptr;
+    try {
+      s = plain_state<R>::create();
+    } catch (...) {
+      adaptive_leave(fr);  // the frame must not dangle
+      throw;
+    }
+    s->set_unpublished();
+    call_in_frame(fr, choice, [&] { invoke_into<R>(*s, f); });
+    return future_access::adopt<R>(s);
   }
-  adaptive_leave(fr);
-  return future_access::adopt<R>(s);
 }
 
 template <class R, class F>
@@ -227,12 +233,8 @@ future<R> launch_task(launch policy, const executor& ex, const char* name, F&& f
   using op_t = async_op<R, std::decay_t<F>>;
   const bool adaptive = any(policy & launch::adaptive) &&
                         !any(policy & (launch::sync | launch::deferred)) && ex.pool < 0;
-  if (adaptive && adaptive_in_inlined_call()) {  // implies a running runtime
-    if constexpr (local_result_v<R>) return call_inline<R>(f);
-    auto* s = plain_state<R>::create();
-    s->set_unpublished();
-    return call_unpublished<R>(s, f);
-  }
+  if (adaptive && adaptive_in_inlined_call())  // implies a running runtime
+    return call_nested<R>(f);
   const bool running = runtime_running();
   if (policy == launch::deferred || (!running && any(policy & launch::deferred))) {
     return future_access::adopt<R>(op_t::create(std::forward<F>(f), ex, name, true));
