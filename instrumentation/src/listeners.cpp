@@ -17,6 +17,20 @@ listener_table& table() {
   return *t;
 }
 
+// Calls fn(l) for every listener. A listener's failure must not stop the sampler, the
+// application or the other listeners.
+template <class Fn>
+void for_each_listener(Fn fn) {
+  auto& t = table();
+  std::shared_lock lk(t.m);
+  for (auto* l : t.v) {
+    try {
+      fn(*l);
+    } catch (...) {
+    }
+  }
+}
+
 }  // namespace
 
 void add_listener(listener* l) {
@@ -35,39 +49,17 @@ void remove_listener(listener* l) {
 namespace detail {
 
 void notify_sample(const counter_snapshot& s) {
-  auto& t = table();
-  std::shared_lock lk(t.m);
-  for (auto* l : t.v) {
-    try {
-      l->on_sample(s);
-    } catch (...) {
-      // A listener's failure must not stop the sampler or the others.
-    }
-  }
+  for_each_listener([&](listener& l) { l.on_sample(s); });
 }
 
 void notify_event(const app_event& e) {
-  auto& t = table();
-  std::shared_lock lk(t.m);
-  for (auto* l : t.v) {
-    try {
-      l->on_event(e);
-    } catch (...) {
-    }
-  }
+  for_each_listener([&](listener& l) { l.on_event(e); });
 }
 
 }  // namespace detail
 
 void settle_listeners() {
-  auto& t = table();
-  std::shared_lock lk(t.m);
-  for (auto* l : t.v) {
-    try {
-      l->settle();
-    } catch (...) {
-    }
-  }
+  for_each_listener([](listener& l) { l.settle(); });
 }
 
 }  // namespace grain::instrumentation
