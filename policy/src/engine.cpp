@@ -87,6 +87,15 @@ int engine::impl::add_rule(std::unique_ptr<rule> r) {
   return id;
 }
 
+int engine::impl::queue_rule(std::unique_ptr<rule> r) {
+  // The id is taken now, so the caller can remove the rule before it is added.
+  const int id = r->id = ++next_id;
+  // std::function needs a copyable callable: the rule travels in a shared box.
+  auto box = std::make_shared<std::unique_ptr<rule>>(std::move(r));
+  run_or_queue([this, box] { rules.push_back(std::move(*box)); });
+  return id;
+}
+
 void engine::impl::remove(int id) {
   for (auto& r : rules)
     if (r->id == id) r->removed = true;
@@ -551,13 +560,7 @@ int engine::add_policy(std::string event, cpp_policy fn, std::string name) {
   r->name = name.empty() ? "cpp:" + event : name;
   r->trigger = "on " + event;
   r->cpp = std::move(fn);
-  // Ids are taken now so the caller can remove the rule before it is added.
-  const int id = ++impl_->next_id;
-  r->id = id;
-  impl_->run_or_queue([this, r = std::shared_ptr<rule>(r.release())]() mutable {
-    impl_->rules.push_back(std::unique_ptr<rule>(new rule(std::move(*r))));
-  });
-  return id;
+  return impl_->queue_rule(std::move(r));
 }
 
 int engine::add_periodic_policy(std::chrono::milliseconds period, cpp_policy fn, std::string name) {
@@ -569,12 +572,7 @@ int engine::add_periodic_policy(std::chrono::milliseconds period, cpp_policy fn,
   r->name = name.empty() ? "cpp:" + ms_text(period) : name;
   r->trigger = ms_text(period);
   r->cpp = std::move(fn);
-  const int id = ++impl_->next_id;
-  r->id = id;
-  impl_->run_or_queue([this, r = std::shared_ptr<rule>(r.release())]() mutable {
-    impl_->rules.push_back(std::unique_ptr<rule>(new rule(std::move(*r))));
-  });
-  return id;
+  return impl_->queue_rule(std::move(r));
 }
 
 int engine::add_tuner(tune_request req) {
@@ -591,12 +589,7 @@ int engine::add_tuner(tune_request req) {
   r->tuner->search = tuning::make_strategy(req.strategy, req.parameters, req.options);
   for (auto& p : req.parameters) r->tuner->knobs.push_back(&knobs().at(p.name));
   r->tuner->req = std::move(req);
-  const int id = ++impl_->next_id;
-  r->id = id;
-  impl_->run_or_queue([this, r = std::shared_ptr<rule>(r.release())]() mutable {
-    impl_->rules.push_back(std::unique_ptr<rule>(new rule(std::move(*r))));
-  });
-  return id;
+  return impl_->queue_rule(std::move(r));
 }
 
 void engine::remove_rule(int id) {

@@ -76,6 +76,8 @@ struct engine::impl {
 
   // ---- rules and inputs (engine.cpp) ----
   int add_rule(std::unique_ptr<rule> r);  // policy thread (or before start)
+  // From the application's thread: the rule joins the list on the policy thread.
+  int queue_rule(std::unique_ptr<rule> r);
   void remove(int id);
   void run_or_queue(std::function<void()> fn);
   void process(queued& q);
