@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/lua_load.hpp"
 #include "grain/clock.hpp"
 #include "grain/knob.hpp"
 #include "grain/policy/engine.hpp"
@@ -104,15 +105,6 @@ struct model {
   }
 };
 
-std::string run_lua(engine& e, const std::string& code) {
-  try {
-    e.load_string(code, "check.lua");
-  } catch (const std::exception& ex) {
-    return ex.what();
-  }
-  return {};
-}
-
 // Decisions of the policy on one knob since index `from` of the decision log.
 std::vector<grain::decision_record> decisions_on(const std::string& knob, std::size_t from) {
   std::vector<grain::decision_record> r;
@@ -170,9 +162,9 @@ TEST(AdaptiveGrain, ClampsToTheKnobRangeAndStopsAtItsEnd) {
                           << " -> " << d.back().new_value << ": " << d.back().reason;
   EXPECT_TRUE(d[0].clamped);
   EXPECT_EQ(d[0].new_value, 20'000);
-  EXPECT_EQ(run_lua(e,
-                    "assert(AG.state.phase == 'settled', AG.state.phase)\n"
-                    "assert(AG.state.why:find('at its limit'), AG.state.why)\n"),
+  EXPECT_EQ(grain::test::load_error(e,
+                                    "assert(AG.state.phase == 'settled', AG.state.phase)\n"
+                                    "assert(AG.state.why:find('at its limit'), AG.state.why)\n"),
             "");
 }
 
@@ -274,10 +266,11 @@ TEST(AdaptiveGrain, EfficientFeedHoldsAndSettles) {
   for (int i = 0; i < 6; ++i) f.step(good, static_cast<double>(k.int_value()));
   EXPECT_EQ(k.int_value(), 100'000);
   EXPECT_TRUE(decisions_on(k.name(), from).empty());
-  EXPECT_EQ(run_lua(e,
-                    "assert(AG.state.phase == 'settled', AG.state.phase)\n"
-                    "assert(AG.state.why:find('efficient region'), AG.state.why)\n"),
-            "");
+  EXPECT_EQ(
+      grain::test::load_error(e,
+                              "assert(AG.state.phase == 'settled', AG.state.phase)\n"
+                              "assert(AG.state.why:find('efficient region'), AG.state.why)\n"),
+      "");
 }
 
 TEST(AdaptiveGrain, SettledPolicyReopensWhenIterationsGetSlower) {
@@ -288,7 +281,7 @@ TEST(AdaptiveGrain, SettledPolicyReopensWhenIterationsGetSlower) {
   // 20 tasks of 500 µs.
   const step_counters good{20, 1e7, 1e4, 1e5, 5.1e6};
   for (int i = 0; i < 6; ++i) f.step(good, 100'000);
-  ASSERT_EQ(run_lua(e, "assert(AG.state.phase == 'settled')"), "");
+  ASSERT_EQ(grain::test::load_error(e, "assert(AG.state.phase == 'settled')"), "");
   // Starvation at the same speed: nothing to gain, it stays (the counters said so before).
   const step_counters starved_same{20, 1e7, 1e4, 2e6, 5.1e6};
   for (int i = 0; i < 5; ++i) f.step(starved_same, 100'000);
@@ -352,7 +345,7 @@ TEST(AdaptiveGrain, SlowerIterationsAreUndone) {
     if (d.knob == k.name() && d.reason.find(": back") != std::string::npos) back = true;
   EXPECT_TRUE(back);
   // Each try came closer (the bracket and the step cap shrink), then it settled there.
-  EXPECT_EQ(run_lua(e, "assert(AG.state.phase == 'settled', AG.state.phase)"), "");
+  EXPECT_EQ(grain::test::load_error(e, "assert(AG.state.phase == 'settled', AG.state.phase)"), "");
   const auto n = grain::knobs().decisions().size();
   for (int i = 0; i < 10; ++i) f.step(misleading(50'000), 50'000);
   EXPECT_EQ(grain::knobs().decisions().size(), n);
@@ -377,15 +370,16 @@ TEST(AdaptiveGrain, BadSettingsAreClearErrors) {
   grain::knobs().define_int("test.ag.bad", 10, 1000, 100, "nx");
   grain::knobs().define_enum("test.ag.enum", {"a", "b"}, "a", "not a grain");
   engine e;
-  EXPECT_NE(run_lua(e, "require('adaptive_grain').start{ knob = 'test.ag.bad', factor = 2 }")
+  EXPECT_NE(grain::test::load_error(
+                e, "require('adaptive_grain').start{ knob = 'test.ag.bad', factor = 2 }")
                 .find("unknown setting 'factor'"),
             std::string::npos);
-  EXPECT_NE(
-      run_lua(e, "require('adaptive_grain').start{ knob = 'test.ag.enum' }").find("not a number"),
-      std::string::npos);
-  EXPECT_NE(
-      run_lua(e, "require('adaptive_grain').start{ knob = 'no.such.knob' }").find("no.such.knob"),
-      std::string::npos);
+  EXPECT_NE(grain::test::load_error(e, "require('adaptive_grain').start{ knob = 'test.ag.enum' }")
+                .find("not a number"),
+            std::string::npos);
+  EXPECT_NE(grain::test::load_error(e, "require('adaptive_grain').start{ knob = 'no.such.knob' }")
+                .find("no.such.knob"),
+            std::string::npos);
 }
 
 // The model stencil from a grain 100x too fine and 100x too coarse: the policy reaches the
@@ -421,7 +415,7 @@ TEST_P(AdaptiveGrainModel, ConvergesAndStops) {
   auto d = decisions_on(name, from);
   EXPECT_LE(d.size(), 6u);
   for (int i = 20; i < 50; ++i) EXPECT_EQ(trail[i], trail[20]) << "moved at step " << i;
-  EXPECT_EQ(run_lua(e, "assert(AG.state.phase == 'settled', AG.state.phase)"), "");
+  EXPECT_EQ(grain::test::load_error(e, "assert(AG.state.phase == 'settled', AG.state.phase)"), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(FineAndCoarse, AdaptiveGrainModel, ::testing::Values(0.01, 100.0));

@@ -9,6 +9,7 @@
 #include <random>
 #include <thread>
 
+#include "common/lua_load.hpp"
 #include "grain/clock.hpp"
 #include "grain/instrumentation/app.hpp"
 #include "grain/knob.hpp"
@@ -54,12 +55,7 @@ inst::app_event event(std::string name, std::vector<std::pair<std::string, doubl
 }
 
 std::string load_error(engine& e, const std::string& code) {
-  try {
-    e.load_string(code, "snippet.lua");
-  } catch (const policy_error& ex) {
-    return ex.what();
-  }
-  return {};
+  return grain::test::load_error(e, code, "snippet.lua");
 }
 
 // ---- sandbox -----------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "common/lua_load.hpp"
 #include "grain/clock.hpp"
 #include "grain/knob.hpp"
 #include "grain/policy/engine.hpp"
@@ -22,15 +23,6 @@ double step_ns(double nx) {
   return 5e6 + 5e9 / nx + nx / 2;
 }
 constexpr double best_nx = 1e5;
-
-std::string run_lua(engine& e, const std::string& code) {
-  try {
-    e.load_string(code, "check.lua");
-  } catch (const std::exception& ex) {
-    return ex.what();
-  }
-  return {};
-}
 
 // Runs `steps` iterations; the application picks a knob change up `lag` steps late, and
 // reports it in the payload (nx) or, with use_counter, as /app/iteration-time.
@@ -78,10 +70,10 @@ TEST_P(TuneGrain, ConvergesOnConvexIterationTime) {
   const double nx = static_cast<double>(k.int_value());
   EXPECT_LT(step_ns(nx), 1.05 * step_ns(best_nx)) << "ended at nx " << nx;
   EXPECT_LT(std::fabs(std::log(nx / best_nx)), std::log(3.0)) << nx;
-  EXPECT_EQ(run_lua(e,
-                    "assert(TG.state.phase == 'done')\n"
-                    "assert(done and done[1] == TG.state.best)\n"
-                    "assert(TG.state.evaluations <= 16, TG.state.evaluations)\n"),
+  EXPECT_EQ(grain::test::load_error(e,
+                                    "assert(TG.state.phase == 'done')\n"
+                                    "assert(done and done[1] == TG.state.best)\n"
+                                    "assert(TG.state.evaluations <= 16, TG.state.evaluations)\n"),
             "");
   auto d = grain::knobs().decisions().back();
   EXPECT_EQ(d.knob, name);
@@ -91,7 +83,7 @@ TEST_P(TuneGrain, ConvergesOnConvexIterationTime) {
   EXPECT_TRUE(d.reason.find("best duration_ns") != std::string::npos ||
               d.new_value == static_cast<double>(k.int_value()))
       << d.reason;
-  EXPECT_EQ(run_lua(e, "assert(TG.state.converged)"), "");
+  EXPECT_EQ(grain::test::load_error(e, "assert(TG.state.converged)"), "");
   // It keeps the best: nothing moves after the search ended.
   const auto n = grain::knobs().decisions().size();
   drive(e, k, 20, 1, false);
@@ -116,10 +108,12 @@ TEST(TuneGrainCounter, ReadsTheIterationTimeCounter) {
 TEST(TuneGrainCounter, BadSettingsAreClearErrors) {
   grain::knobs().define_int("test.tg.bad", 10, 1000, 100, "nx");
   engine e;
-  EXPECT_NE(run_lua(e, "require('tune_grain').start{ knob = 'test.tg.bad', strategy = 'x' }")
+  EXPECT_NE(grain::test::load_error(
+                e, "require('tune_grain').start{ knob = 'test.tg.bad', strategy = 'x' }")
                 .find("unknown setting 'strategy'"),
             std::string::npos);
-  EXPECT_NE(run_lua(e, "require('tune_grain').start{ knob = 'test.tg.bad', tolerance = 1 }")
+  EXPECT_NE(grain::test::load_error(
+                e, "require('tune_grain').start{ knob = 'test.tg.bad', tolerance = 1 }")
                 .find("tolerance"),
             std::string::npos);
 }
