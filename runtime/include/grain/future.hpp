@@ -285,6 +285,8 @@ class future : public detail::future_base<R> {
       ::new (static_cast<void*>(local_.bytes)) R(std::forward<V>(v)...);
     state_ = local_tag();
   }
+  // Copies the value only when there is one: copying the bytes on every move (the common
+  // moves carry a state pointer) made adaptive UTS 30 % slower (0.046 -> 0.06-0.08 s).
   void take_local(future& o) noexcept {
     if constexpr (detail::local_result_v<R>) {
       if (is_local()) {
