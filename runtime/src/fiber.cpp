@@ -60,6 +60,10 @@ thread_local void* asan_fake_stack = nullptr;
 void fiber_arrived(bctx::transfer_t t) {
   auto* rec = static_cast<switch_record*>(t.data);
   rec->from->ctx = t.fctx;
+  // The stack we left no longer runs and the one we are on does: a slab stack is guarded
+  // exactly while it runs (stack_pool.hpp). Before the action, which may hand `from` on.
+  stack_pool::open_guard(rec->from->stk);
+  stack_pool::protect_guard(rec->to->stk);
 #if GRAIN_ASAN
   // Learns the bounds of the stack we came from (the OS thread's own on first use).
   __sanitizer_finish_switch_fiber(asan_fake_stack, &rec->from->asan_bottom, &rec->from->asan_size);
@@ -69,6 +73,7 @@ void fiber_arrived(bctx::transfer_t t) {
 
 void fiber_switch(fiber* from, fiber* to, switch_record& rec) {
   rec.from = from;
+  rec.to = to;
 #if GRAIN_ASAN
   __sanitizer_start_switch_fiber(&asan_fake_stack, to->asan_bottom, to->asan_size);
 #endif

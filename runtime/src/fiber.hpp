@@ -20,6 +20,7 @@ struct fiber;
 // This is what makes suspension race-free: `from` becomes visible to other workers only here.
 struct switch_record {
   fiber* from = nullptr;
+  fiber* to = nullptr;
   void (*action)(void* arg, fiber* from) = nullptr;
   void* arg = nullptr;
 };

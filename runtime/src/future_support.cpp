@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <spdlog/spdlog.h>
+
 #include "grain/async.hpp"
 #include "grain/runtime_core.hpp"
 
@@ -26,6 +28,39 @@ void run_deferred_if_unclaimed(state_base* s) {
   if (s->deferred_fn && !s->claimed.exchange(true, std::memory_order_acq_rel)) s->deferred_fn(s);
 }
 }  // namespace
+
+namespace {
+std::atomic<std::uint64_t> g_unread_exceptions{0};
+
+std::string describe(const std::exception_ptr& e) noexcept {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "an exception not derived from std::exception";
+  }
+}
+}  // namespace
+
+void report_unread_exception(const std::exception_ptr& e) noexcept {
+  const std::uint64_t n = g_unread_exceptions.fetch_add(1, std::memory_order_relaxed) + 1;
+  try {
+    if (n == 1)
+      spdlog::warn(
+          "grain: a task threw an exception that nobody read (its future was dropped without "
+          "get()): {}. Later ones are counted (/threads/count/unread-exceptions) and logged at "
+          "debug level.",
+          describe(e));
+    else
+      spdlog::debug("grain: unread task exception #{}: {}", n, describe(e));
+  } catch (...) {
+  }
+}
+
+std::uint64_t unread_exceptions() noexcept {
+  return g_unread_exceptions.load(std::memory_order_relaxed);
+}
 
 launch default_policy() noexcept {
   return static_cast<launch>(g_default_policy.load(std::memory_order_relaxed));

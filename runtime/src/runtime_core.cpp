@@ -160,7 +160,7 @@ std::vector<option_spec> core_option_specs() {
       {"bind",
        "thread mapping: compact, scatter, balanced, numa-balanced, numa-balanced-mtp, or none",
        true, false, "MAPPING"},
-      {"stack-size", "user-thread stack size (default 64K)", true, false, "BYTES[K|M]"},
+      {"stack-size", "user-thread stack size (default 1M, reserved; pages are committed as they are touched)", true, false, "BYTES[K|M]"},
       {"log-level", "trace, debug, info, warn, error, critical or off (default warn)", true, false,
        "LEVEL"},
   };

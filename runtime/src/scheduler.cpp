@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -208,8 +209,10 @@ void scheduler::put_free_fiber(worker* w, fiber* f) noexcept {
   std::lock_guard lock(global_fibers_mutex_);
   if (global_free_count_ >= resident_global_fibers_max) {
     // Keep the mapping for reuse, give the memory back: after a burst of suspended tasks the
-    // resident size returns to normal.
-    stack_pool::release_pages(f->stk);
+    // resident size returns to normal. Only below the saved stack pointer: a parked loop fiber
+    // is resumed later from the frames it saved above it (issue 11: releasing those made the
+    // next switch to it jump to address 0).
+    stack_pool::release_pages_below(f->stk, f->ctx);
   }
   f->next = global_free_fibers_;
   global_free_fibers_ = f;
@@ -497,27 +500,47 @@ void fiber_entry(bctx::transfer_t tr) {
 struct sigaction g_old_segv;
 std::atomic<int> g_segv_installs{0};
 
+// A fault is an overflow of the running user thread's stack when it lies in the stack's guard
+// region, or when the stack pointer itself has left the stack downwards (a frame larger than
+// the guard jumped over it into other memory).
+bool is_stack_overflow(const stack& stk, const void* addr, const void* uctx) noexcept {
+  if (!stk.guard) return false;
+  if (stk.in_guard(addr)) return true;
+#if defined(__x86_64__)
+  const auto* uc = static_cast<const ucontext_t*>(uctx);
+  const auto sp = static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]);
+  const auto base = reinterpret_cast<std::uintptr_t>(stk.base);
+  const auto a = reinterpret_cast<std::uintptr_t>(addr);
+  return sp < base + stack_pool::page_size() && a < base && base - a < (std::uintptr_t{64} << 20);
+#else
+  (void)uctx;
+  return false;
+#endif
+}
+
 void segv_handler(int sig, siginfo_t* si, void* uctx) {
   worker* w = tls_worker;
-  if (w && w->current && w->current->stk.guard) {
-    char* a = static_cast<char*>(si->si_addr);
-    char* g = w->current->stk.guard;
-    if (a >= g && a < g + stack_pool::page_size()) {
-      const char* name =
-          w->current_task && w->current_task->info.name ? w->current_task->info.name : "?";
-      char buf[512];
-      int n =
-          std::snprintf(buf, sizeof buf,
-                        "grain: stack overflow in task '%s' on worker %u (stack size %zu bytes; "
-                        "raise --grain:stack-size)\n",
-                        name, w->id, w->current->stk.size);
-      if (n > 0) {
-        ssize_t r = ::write(2, buf, static_cast<std::size_t>(std::min(n, 511)));
-        (void)r;
-      }
-      ::signal(SIGSEGV, SIG_DFL);
-      return;  // re-faults with the default action
+  if (w && w->current && is_stack_overflow(w->current->stk, si->si_addr, uctx)) {
+    const char* name =
+        w->current_task && w->current_task->info.name ? w->current_task->info.name : "?";
+    const std::size_t size = w->current->stk.size;
+    char buf[512];
+    int n = size >= stack_pool::max_stack_size
+                ? std::snprintf(buf, sizeof buf,
+                                "grain: stack overflow in task '%s' on worker %u: the stack is "
+                                "at the maximum --grain:stack-size (%zu bytes), so the "
+                                "recursion is unbounded or must become a loop or tasks\n",
+                                name, w->id, size)
+                : std::snprintf(buf, sizeof buf,
+                                "grain: stack overflow in task '%s' on worker %u (stack size %zu "
+                                "bytes; raise --grain:stack-size, at most 256M)\n",
+                                name, w->id, size);
+    if (n > 0) {
+      ssize_t r = ::write(2, buf, static_cast<std::size_t>(std::min(n, 511)));
+      (void)r;
     }
+    ::signal(SIGSEGV, SIG_DFL);
+    return;  // re-faults with the default action
   }
   // Not a guard page of ours: behave as if we were not here.
   if (g_old_segv.sa_flags & SA_SIGINFO) {
@@ -600,6 +623,7 @@ void scheduler::start() {
   if (!g_instance.compare_exchange_strong(expected, this))
     throw std::logic_error("grain: a runtime is already running in this process");
   install_segv_handler();
+  unread_at_start_ = unread_exceptions();
   for (auto& w : workers_) w->thread = std::thread([this, p = w.get()] { worker_main(p); });
 }
 
@@ -630,6 +654,11 @@ void scheduler::stop() {
   for (auto& w : workers_)
     if (w->thread.joinable()) w->thread.join();
   uninstall_segv_handler();
+  if (const auto unread = unread_exceptions() - unread_at_start_; unread > 1)
+    spdlog::warn(
+        "grain: {} exceptions thrown by tasks were never read (futures dropped without "
+        "get())",
+        unread);
   scheduler* self = this;
   g_instance.compare_exchange_strong(self, nullptr);
 }

@@ -14,6 +14,7 @@
 
 #include "chase_lev_deque.hpp"
 #include "fiber.hpp"
+#include "grain/detail/shared_state.hpp"
 #include "grain/detail/task.hpp"
 #include "grain/detail/waiter.hpp"
 #include "grain/knob.hpp"
@@ -80,7 +81,7 @@ struct pool {
 struct scheduler_config {
   std::vector<pool_request> pools;  // in order; the last one is "default"
   thread_mapping mapping = thread_mapping::balanced;
-  std::size_t stack_size = 64 * 1024;
+  std::size_t stack_size = stack_pool::default_stack_size;
   bool bind = true;
 };
 
@@ -149,6 +150,7 @@ class scheduler {
   std::size_t global_free_count_ = 0;
   std::vector<fiber*> all_fibers_;  // under global_fibers_mutex_, freed at destruction
   knob* steal_knob_ = nullptr;
+  std::uint64_t unread_at_start_ = 0;  // unread_exceptions() when this scheduler started
   std::atomic<int> next_background_id_{1};
 };
 

@@ -4,15 +4,18 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <fstream>
-#include <new>
 #include <stdexcept>
 #include <string>
 
 namespace grain::detail {
 namespace {
 
-constexpr std::size_t slab_stacks = 64;
+constexpr std::size_t stacks_per_slab = 64;
 
 std::size_t read_max_map_count() {
   std::ifstream f("/proc/sys/vm/max_map_count");
@@ -25,11 +28,31 @@ char* map_or_throw(std::size_t bytes) {
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
+    const int err = errno;
     throw std::runtime_error("grain: cannot map " + std::to_string(bytes) +
-                             " bytes for user-thread stacks (out of address space or "
-                             "vm.max_map_count reached); lower --grain:stack-size");
+                             " bytes for user-thread stacks (" + std::strerror(err) +
+                             "; out of address space, vm.max_map_count reached, or "
+                             "vm.overcommit_memory=2); lower --grain:stack-size");
   }
   return static_cast<char*>(p);
+}
+
+// mprotect of a switched guard fails only when the process is out of mappings (ENOMEM): the
+// stack then runs unguarded, which the user must hear about, once.
+std::atomic<bool> g_switch_failure_reported{false};
+
+void report_switch_failure(int err) noexcept {
+  if (g_switch_failure_reported.exchange(true)) return;
+  char buf[256];
+  int n = std::snprintf(buf, sizeof buf,
+                        "grain: cannot protect a user-thread stack's guard region (%s): the "
+                        "process is out of memory mappings (vm.max_map_count); stack overflows "
+                        "may go undetected from here on\n",
+                        std::strerror(err));
+  if (n > 0) {
+    ssize_t r = ::write(2, buf, static_cast<std::size_t>(n < 255 ? n : 255));
+    (void)r;
+  }
 }
 
 }  // namespace
@@ -39,49 +62,76 @@ std::size_t stack_pool::page_size() noexcept {
   return p;
 }
 
-stack_pool::stack_pool(std::size_t stack_size)
+stack_pool::stack_pool(std::size_t stack_size, std::size_t guard_budget)
     : size_((stack_size + page_size() - 1) / page_size() * page_size()),
-      guard_budget_(read_max_map_count() / 4) {}
+      guard_budget_(guard_budget ? guard_budget : read_max_map_count() / 4) {}
 
 stack_pool::~stack_pool() {
-  for (auto& s : all_guarded_) ::munmap(s.guard, s.size + page_size());
+  for (auto& s : all_guarded_) ::munmap(s.guard, s.guard_size + s.size);
   for (auto& [p, n] : slabs_) ::munmap(p, n);
 }
 
 stack stack_pool::allocate() {
   std::lock_guard lock(mutex_);
   if (all_guarded_.size() < guard_budget_) {
-    const std::size_t page = page_size();
-    char* m = map_or_throw(size_ + page);
-    if (::mprotect(m, page, PROT_NONE) != 0) {
-      ::munmap(m, size_ + page);
-      throw std::runtime_error("grain: mprotect of a stack guard page failed");
+    char* m = map_or_throw(guard_bytes + size_);
+    if (::mprotect(m, guard_bytes, PROT_NONE) != 0) {
+      ::munmap(m, guard_bytes + size_);
+      throw std::runtime_error("grain: mprotect of a stack guard region failed");
     }
-    stack s{m + page, size_, m};
+    stack s{m + guard_bytes, size_, m, guard_bytes, false, true};
     all_guarded_.push_back(s);
     return s;
   }
-  if (!warned_) {
-    warned_ = true;
-    spdlog::warn(
-        "grain: {} user-thread stacks with guard pages use half of vm.max_map_count={}; "
-        "further stacks come without a guard page, so an overflow there is not detected. "
-        "Raise vm.max_map_count (sysctl) to guard them all.",
-        all_guarded_.size(), read_max_map_count());
+  if (free_slab_.empty()) {
+    if (slabs_.empty())
+      spdlog::debug(
+          "grain: {} user-thread stacks with permanent guards (a quarter of vm.max_map_count={}); "
+          "further stacks come from slabs and are guarded while they run",
+          all_guarded_.size(), read_max_map_count());
+    const std::size_t slot = guard_bytes + size_;
+    char* m = map_or_throw(slot * stacks_per_slab);
+    slabs_.emplace_back(m, slot * stacks_per_slab);
+    for (std::size_t i = 0; i < stacks_per_slab; ++i) {
+      char* g = m + i * slot;
+      free_slab_.push_back({g + guard_bytes, size_, g, guard_bytes, true, false});
+    }
   }
-  if (free_unguarded_.empty()) {
-    char* m = map_or_throw(size_ * slab_stacks);
-    slabs_.emplace_back(m, size_ * slab_stacks);
-    for (std::size_t i = 0; i < slab_stacks; ++i)
-      free_unguarded_.push_back({m + i * size_, size_, nullptr});
-  }
-  stack s = free_unguarded_.back();
-  free_unguarded_.pop_back();
+  stack s = free_slab_.back();
+  free_slab_.pop_back();
   return s;
 }
 
-void stack_pool::release_pages(const stack& s) noexcept {
-  ::madvise(s.base, s.size, MADV_DONTNEED);
+void stack_pool::release_pages_below(const stack& s, const void* live_low) noexcept {
+  auto lo = reinterpret_cast<std::uintptr_t>(s.base);
+  auto hi = reinterpret_cast<std::uintptr_t>(live_low) & ~(page_size() - 1);
+  if (hi > reinterpret_cast<std::uintptr_t>(s.top()))
+    hi = reinterpret_cast<std::uintptr_t>(s.top());
+  if (hi > lo) ::madvise(s.base, hi - lo, MADV_DONTNEED);
+}
+
+void stack_pool::protect_guard(stack& s) noexcept {
+  if (!s.switched_guard || s.guard_on) return;
+  if (::mprotect(s.guard, s.guard_size, PROT_NONE) == 0)
+    s.guard_on = true;
+  else
+    report_switch_failure(errno);
+}
+
+void stack_pool::open_guard(stack& s) noexcept {
+  if (!s.switched_guard || !s.guard_on) return;
+  // Opening merges the region back into its slab's mapping; it cannot fail for want of one.
+  if (::mprotect(s.guard, s.guard_size, PROT_READ | PROT_WRITE) == 0) s.guard_on = false;
+}
+
+std::size_t stack_pool::guarded_permanently() const {
+  std::lock_guard lock(mutex_);
+  return all_guarded_.size();
+}
+
+std::size_t stack_pool::slab_stacks() const {
+  std::lock_guard lock(mutex_);
+  return slabs_.size() * stacks_per_slab - free_slab_.size();
 }
 
 }  // namespace grain::detail

@@ -1,9 +1,19 @@
 #pragma once
-// Stacks for user threads. A stack normally gets a guard page below it, which costs two memory
-// mappings; Linux allows vm.max_map_count (65,530 by default) per process. So guarded stacks
-// are handed out only up to a budget (a quarter of max_map_count); beyond it stacks come
-// without guard from slabs of 64 (one mapping per slab) and a one-time warning says so. This is
-// how 100,000 simultaneously suspended tasks fit in the default limit.
+// Stacks for user threads, and how every one of them stays guarded (docs/architecture.md,
+// "Stacks").
+//
+// Each stack has a guard region below it, large enough that a big frame cannot jump over it
+// (a 4 KiB page is skipped by any frame over 4 KiB; 40 KB frames are ordinary in std::async
+// code). A guard costs a memory mapping of its own, and Linux allows vm.max_map_count (65,530
+// by default) per process. So:
+//   - up to a budget (a quarter of max_map_count) a stack gets a permanent guard: two mappings,
+//     no further cost;
+//   - beyond it stacks come from slabs of 64 (one mapping per slab) whose guard regions are
+//     ordinary memory, and a slab stack's guard is protected only while a worker runs on it
+//     (protected when it is switched to, opened again when it is switched away from). Only a
+//     running stack can overflow, so every stack that runs is guarded, and the mappings this
+//     takes are bounded by the number of workers, not by the number of suspended tasks.
+// Stacks are reserved with MAP_NORESERVE: a page costs memory only once it is touched.
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -12,34 +22,56 @@
 namespace grain::detail {
 
 struct stack {
-  char* base = nullptr;   // lowest usable byte
-  std::size_t size = 0;   // usable bytes
-  char* guard = nullptr;  // the guard page, or nullptr
+  char* base = nullptr;         // lowest usable byte
+  std::size_t size = 0;         // usable bytes
+  char* guard = nullptr;        // lowest byte of the guard region below base, or nullptr
+  std::size_t guard_size = 0;   // bytes
+  bool switched_guard = false;  // a slab stack: guarded only while it runs
+  bool guard_on = false;        // switched_guard: the guard is protected now
   char* top() const noexcept { return base + size; }
+  bool in_guard(const void* a) const noexcept {
+    auto* p = static_cast<const char*>(a);
+    return guard && p >= guard && p < guard + guard_size;
+  }
 };
 
 class stack_pool {
  public:
-  explicit stack_pool(std::size_t stack_size);
+  static constexpr std::size_t default_stack_size = 1024 * 1024;
+  static constexpr std::size_t max_stack_size = 256 * 1024 * 1024;
+  static constexpr std::size_t min_stack_size = 16 * 1024;
+  // Larger than the frames of ordinary code; larger frames than this can still skip it (code
+  // with such frames should be built with -fstack-clash-protection).
+  static constexpr std::size_t guard_bytes = 256 * 1024;
+
+  explicit stack_pool(std::size_t stack_size, std::size_t guard_budget = 0);
   ~stack_pool();
   stack_pool(const stack_pool&) = delete;
   stack_pool& operator=(const stack_pool&) = delete;
 
   // Stacks live as long as the pool: fibers keep theirs and are reused whole.
   stack allocate();
-  // Give a parked stack's memory back to the OS; the mapping stays for reuse.
-  static void release_pages(const stack& s) noexcept;
+
+  // Give the memory of a parked stack's dead part back to the OS: the pages wholly below
+  // `live_low` (its saved stack pointer: the frames above it are still live). The mapping
+  // stays for reuse.
+  static void release_pages_below(const stack& s, const void* live_low) noexcept;
+
+  // A slab stack's guard while a worker runs on it (called on the fiber switch path).
+  static void protect_guard(stack& s) noexcept;
+  static void open_guard(stack& s) noexcept;
 
   std::size_t stack_size() const noexcept { return size_; }
   std::size_t guard_budget() const noexcept { return guard_budget_; }
+  std::size_t guarded_permanently() const;
+  std::size_t slab_stacks() const;
   static std::size_t page_size() noexcept;
 
  private:
   std::size_t size_;
   std::size_t guard_budget_;
-  std::mutex mutex_;
-  bool warned_ = false;
-  std::vector<stack> free_unguarded_;  // carved from slabs, not yet handed out
+  mutable std::mutex mutex_;
+  std::vector<stack> free_slab_;  // carved from slabs, not yet handed out
   std::vector<std::pair<char*, std::size_t>> slabs_;
   std::vector<stack> all_guarded_;  // to unmap at exit
 };

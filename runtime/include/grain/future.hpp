@@ -159,7 +159,11 @@ class future_base {
   bool valid() const noexcept { return state_ != nullptr; }
   bool is_ready() const noexcept { return state_ && state_->is_ready(); }
   bool has_value() const noexcept { return is_ready() && !state_->error; }
-  bool has_exception() const noexcept { return is_ready() && state_->error; }
+  bool has_exception() const noexcept {
+    if (!is_ready() || !state_->error) return false;
+    state_->error_read.store(true, std::memory_order_relaxed);
+    return true;
+  }
 
   void wait() const {
     if (!state_) throw_future_error(future_errc::no_state);
@@ -439,8 +443,11 @@ class promise {
   }
   void abandon() noexcept {
     if (!state_) return;
-    if (!state_->claimed.exchange(true, std::memory_order_acq_rel))
+    if (!state_->claimed.exchange(true, std::memory_order_acq_rel)) {
       state_->set_exception(std::make_exception_ptr(future_error(future_errc::broken_promise)));
+      // Nobody can read it: not a lost task exception.
+      if (!retrieved_) state_->error_read.store(true, std::memory_order_relaxed);
+    }
     std::exchange(state_, nullptr)->release();
   }
   detail::plain_state<R>* state_ = nullptr;

@@ -8,11 +8,17 @@
 #include <type_traits>
 #include <utility>
 
+#include "grain/detail/config.hpp"
 #include "grain/detail/small_allocator.hpp"
 #include "grain/detail/task.hpp"
 #include "grain/detail/waiter.hpp"
 
 namespace grain::detail {
+
+// A state is destroyed holding an exception nobody read (future_support.cpp): say so once,
+// count every one (std::future loses it silently).
+void report_unread_exception(const std::exception_ptr& e) noexcept;
+std::uint64_t unread_exceptions() noexcept;
 
 class state_base {
  public:
@@ -45,8 +51,11 @@ class state_base {
   void release() noexcept {
     // A sole owner needs no read-modify-write: only owners add references, so none can appear.
     if (refs_.load(std::memory_order_acquire) == 1 ||
-        refs_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+        refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      if (GRAIN_UNLIKELY(static_cast<bool>(error)) && !error_read.load(std::memory_order_relaxed))
+        report_unread_exception(error);
       destroy_fn(this);
+    }
   }
   // The state is not visible to anyone else yet (launch::adaptive runs the task inline before
   // its future exists): becoming ready needs neither the lock nor waking waiters.
@@ -59,6 +68,7 @@ class state_base {
   bool wait_until(std::uint64_t deadline_ns);
 
   std::exception_ptr error;
+  std::atomic<bool> error_read{false};  // get(), has_exception() or the like has seen it
   void (*destroy_fn)(state_base*) noexcept = nullptr;
   void (*deferred_fn)(state_base*) = nullptr;  // launch::deferred: runs on first wait
   task_base* producer = nullptr;               // the queued task computing this value, if any
@@ -69,6 +79,10 @@ class state_base {
   void set_exception(std::exception_ptr e) {
     error = std::move(e);
     mark_ready();
+  }
+  [[noreturn]] void rethrow_error() {
+    error_read.store(true, std::memory_order_relaxed);
+    std::rethrow_exception(error);
   }
 
  protected:
@@ -105,7 +119,7 @@ class shared_state : public state_base {
     mark_ready();
   }
   R& value() {
-    if (error) std::rethrow_exception(error);
+    if (error) rethrow_error();
     return *value_ptr();
   }
 
@@ -123,7 +137,7 @@ class shared_state<R&> : public state_base {
     mark_ready();
   }
   R& value() {
-    if (error) std::rethrow_exception(error);
+    if (error) rethrow_error();
     return *ptr_;
   }
 
@@ -136,7 +150,7 @@ class shared_state<void> : public state_base {
  public:
   void set_value() { mark_ready(); }
   void value() {
-    if (error) std::rethrow_exception(error);
+    if (error) rethrow_error();
   }
 };
 
