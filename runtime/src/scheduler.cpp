@@ -385,7 +385,10 @@ void run_task(worker* w, task_base* t, bool from_queue) {
   if (from_queue) w->finished_spawned.inc();
   std::uint64_t ts = 0;
 #if GRAIN_TIMING
-  ts = now_ns();
+  // The phase ends where the callable returned (mark_callable_end); publishing the result and
+  // waking its waiters count as the loop's time. A mark older than the phase is another task's.
+  ts = w->callable_end_ns;
+  if (ts < w->phase_start_ns) ts = now_ns();
   w->stats->exec_ns.add(ts - w->phase_start_ns);
   account_func(w, ts);
 #endif
@@ -789,6 +792,12 @@ void fork_run(task_base* t) {
   w->run_next = t;
   w->sched->suspended.fetch_add(1, std::memory_order_relaxed);
   switch_out(w, make_ready_action, nullptr);
+}
+
+void mark_callable_end() noexcept {
+#if GRAIN_TIMING
+  if (worker* w = current_worker()) w->callable_end_ns = now_ns();
+#endif
 }
 
 std::uint64_t next_guid() noexcept {
