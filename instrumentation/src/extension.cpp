@@ -149,6 +149,7 @@ class instrumentation_extension final : public extension {
     ids_.push_back(registry().add_provider(make_threads_provider(*source_, topts)));
     ids_.push_back(registry().add_provider(sampler_.provider()));
     ids_.push_back(registry().add_provider(detail::make_loop_provider()));
+    ids_.push_back(registry().add_provider(detail::make_task_error_provider()));
     if (o.has("papi")) {
       auto events = split_list(o.get("papi"));
       if (events.empty()) throw option_error("--grain:papi: no event given (e.g. PAPI_TOT_INS)");

@@ -78,6 +78,9 @@ class print_listener : public listener {
 // ---- /loops counters (loop_counters.cpp) ----
 std::shared_ptr<counter_provider> make_loop_provider();
 
+// ---- /threads{locality#0/total}/count/unread-exceptions (task_error_counters.cpp) ----
+std::shared_ptr<counter_provider> make_task_error_provider();
+
 // ---- sampler (sampler.cpp) ----
 class sampler {
  public:

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -54,4 +55,17 @@ TEST(TaskDurationWhileMainWaits, AverageIsTheTasksOwnTimeWhenMainCallsGetOnEachF
   EXPECT_NEAR(td, self, std::max(2000.0, 0.02 * self))
       << "t_d " << td << " ns against the tasks' own " << self << " ns";
   EXPECT_GT(counter("/threads{locality#0/total}/time/average-overhead"), 0.0);
+}
+
+// Issue 11, item 4: an exception nobody read is counted where users look for counts.
+TEST(UnreadExceptionsCounter, CountsDroppedFuturesOfThrowingTasks) {
+  grain::runtime rt({"--grain:threads=2", "--grain:log-level=error"}, false);
+  grain::counters::reset();
+  for (int i = 0; i < 4; ++i) grain::async([] { throw std::runtime_error("dropped"); }).wait();
+  try {
+    grain::async([] { throw std::runtime_error("read"); }).get();
+  } catch (const std::runtime_error&) {
+  }
+  // The future is dropped after the task ran: its state goes with the last reference.
+  EXPECT_EQ(counter("/threads{locality#0/total}/count/unread-exceptions"), 4);
 }
