@@ -83,11 +83,15 @@ TEST(Papi, HardwareEventCountsWhereThisMachineCanElseReportsUnavailableWithReaso
   bool countable = false;
   {
     grain::runtime rt({"--grain:threads=2", "--grain:papi=PAPI_TOT_INS,NOT_AN_EVENT"}, false);
-    countable = papi_can_count("PAPI_TOT_INS");  // PAPI is initialised by now
+    // grain initialised PAPI; where that failed, every reason is the failure instead.
+    const bool papi_up = PAPI_is_initialized() != PAPI_NOT_INITED;
+    countable = papi_up && papi_can_count("PAPI_TOT_INS");
     auto unknown = gi::registry().list("/papi{*}/NOT_AN_EVENT");
     ASSERT_EQ(unknown.size(), 3u);
     for (const auto& c : unknown) {
-      EXPECT_NE(c.description.find("unavailable: PAPI does not know this event"), std::string::npos)
+      EXPECT_NE(c.description.find(papi_up ? "unavailable: PAPI does not know this event"
+                                           : "unavailable: PAPI"),
+                std::string::npos)
           << c.description;
       auto v = gi::registry().value(c.name);
       ASSERT_TRUE(v);
@@ -99,7 +103,9 @@ TEST(Papi, HardwareEventCountsWhereThisMachineCanElseReportsUnavailableWithReaso
       run_some_tasks();
       for (const auto& c : listed) {
         EXPECT_NE(c.description.find("unavailable: "), std::string::npos) << c.description;
-        EXPECT_NE(c.description.find("hardware counters"), std::string::npos) << c.description;
+        if (papi_up) {
+          EXPECT_NE(c.description.find("hardware counters"), std::string::npos) << c.description;
+        }
         auto v = gi::registry().value(c.name);
         ASSERT_TRUE(v);
         EXPECT_FALSE(v->available) << c.name;
