@@ -51,7 +51,7 @@ std::string component_reason(int code) {
 }
 
 // What PAPI's error codes leave out: the kernel's side. A KVM guest without a virtual PMU has no
-// CPU PMU device (PAPI still counts the CPU's counters from CPUID), and perf_event_paranoid
+// CPU PMU device (PAPI still reports the CPU's counters, from CPUID), and perf_event_paranoid
 // above 2 forbids counting altogether.
 std::string kernel_hint(int cidx) {
   const PAPI_component_info_t* ci = PAPI_get_component_info(cidx);
