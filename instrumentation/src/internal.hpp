@@ -110,7 +110,8 @@ struct papi_event_status {
 // Initialises PAPI (library + thread support) once per process; false with a reason when the
 // library cannot be initialised.
 bool papi_init(std::string* error);
-// For each event: can PAPI count it here? (name known, and the event is available.)
+// For each event: can PAPI count it here? (name known, event offered, and an event set with it
+// can be added, started and read on the calling thread.)
 std::vector<papi_event_status> papi_check(const std::vector<std::string>& events);
 
 class papi_session {

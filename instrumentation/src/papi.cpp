@@ -2,13 +2,18 @@
 // /papi{locality#0/total}/EVENT. Each worker creates, fills and starts its own event set on its own
 // thread (worker_start hook); the sampler reads them (PAPI_read on an event set of another thread
 // reads that thread's counters: PAPI uses the context of the event set's owner). An event PAPI
-// cannot count here is reported once, with the reason, and its counters report unavailable.
+// cannot count here (unknown, not offered by this CPU, or offered but refused when added,
+// started or read) is reported once, with the reason, and its counters report unavailable.
 #include <papi.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <string_view>
 
 #include "grain/hooks.hpp"
 #include "internal.hpp"
@@ -20,21 +25,75 @@ unsigned long thread_id() {
   return static_cast<unsigned long>(pthread_self());
 }
 
-std::string component_reason(int code) {
-  int cidx = PAPI_get_event_component(code);
-  if (cidx < 0) cidx = 0;
-  const PAPI_component_info_t* ci = PAPI_get_component_info(cidx);
+// What this machine offers, appended to every reason: the usual cause is a VM or a kernel
+// that exposes fewer counters (or none) than the CPU has.
+std::string machine_counters(int cidx) {
   const PAPI_hw_info_t* hw = PAPI_get_hardware_info();
   std::string vm = (hw && hw->virtualized)
                        ? std::string(", running in a VM (") + hw->virtual_vendor_string + ")"
                        : std::string();
-  std::string counters = "this machine has " +
-                         std::to_string(std::max(0, PAPI_num_cmp_hwctrs(cidx))) +
-                         " hardware counters" + vm;
+  return "this machine has " + std::to_string(std::max(0, PAPI_num_cmp_hwctrs(cidx))) +
+         " hardware counters" + vm;
+}
+
+int component_of(int code) {
+  const int cidx = PAPI_get_event_component(code);
+  return cidx < 0 ? 0 : cidx;
+}
+
+std::string component_reason(int code) {
+  const int cidx = component_of(code);
+  const PAPI_component_info_t* ci = PAPI_get_component_info(cidx);
   if (ci && ci->disabled)
     return std::string("PAPI component '") + ci->name + "' is disabled (" + ci->disabled_reason +
-           "); " + counters;
-  return "PAPI cannot count it here; " + counters;
+           "); " + machine_counters(cidx);
+  return "PAPI cannot count it here; " + machine_counters(cidx);
+}
+
+// What PAPI's error codes leave out: the kernel's side. A KVM guest without a virtual PMU has no
+// CPU PMU device (PAPI still reports the CPU's counters, from CPUID), and perf_event_paranoid
+// above 2 forbids counting altogether.
+std::string kernel_hint(int cidx) {
+  const PAPI_component_info_t* ci = PAPI_get_component_info(cidx);
+  if (!ci || std::string_view(ci->name) != "perf_event") return {};
+  std::error_code ec;
+  if (!std::filesystem::exists("/sys/bus/event_source/devices/cpu", ec) &&
+      !std::filesystem::exists("/sys/bus/event_source/devices/cpu_core", ec))
+    return "; the kernel offers no CPU performance-monitoring unit "
+           "(no /sys/bus/event_source/devices/cpu)";
+  std::ifstream paranoid("/proc/sys/kernel/perf_event_paranoid");
+  int level = 0;
+  if (paranoid >> level && level > 2)
+    return "; kernel.perf_event_paranoid is " + std::to_string(level) +
+           " (counting needs 2 or less)";
+  return {};
+}
+
+// PAPI_query_event only says the event is defined for this CPU; whether the kernel lets this
+// process count it (a KVM guest may expose a few counters but not the ones an event maps to)
+// shows only when it is added, started and read. Try exactly that on this thread, so the
+// status, the warning and the counters' descriptions say so before any worker starts.
+std::string probe_failure(int code) {
+  int es = PAPI_NULL;
+  int r = PAPI_create_eventset(&es);
+  if (r != PAPI_OK) return std::string("PAPI cannot create an event set: ") + PAPI_strerror(r);
+  std::string step;
+  long long value = 0;
+  if ((r = PAPI_add_event(es, code)) != PAPI_OK) {
+    step = "add it to an event set";
+  } else if ((r = PAPI_start(es)) != PAPI_OK) {
+    step = "start counting it";
+  } else {
+    if ((r = PAPI_read(es, &value)) != PAPI_OK) step = "read it";
+    long long stopped = 0;
+    PAPI_stop(es, &stopped);
+  }
+  PAPI_cleanup_eventset(es);
+  PAPI_destroy_eventset(&es);
+  if (step.empty()) return {};
+  const int cidx = component_of(code);
+  return "PAPI knows it but cannot " + step + " here (" + PAPI_strerror(r) + "); " +
+         machine_counters(cidx) + kernel_hint(cidx);
 }
 
 }  // namespace
@@ -73,7 +132,8 @@ std::vector<papi_event_status> papi_check(const std::vector<std::string>& events
       } else if (PAPI_query_event(code) != PAPI_OK) {
         s.reason = component_reason(code);
       } else {
-        s.available = true;
+        s.reason = probe_failure(code);
+        s.available = s.reason.empty();
       }
     }
     out.push_back(std::move(s));

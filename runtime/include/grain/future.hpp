@@ -59,8 +59,17 @@ struct local_value {
 template <>
 struct local_value<void> {};
 
-// The state pointer of a future that holds a local result: never dereferenced.
-inline char local_result_tag;
+// The state pointer of a future that holds a local result: never dereferenced. It is storage
+// of a state's size all the same: where a local future is the only non-null value GCC sees
+// (call_nested's error path), its flow analysis cannot rule out the release() behind
+// !is_local(), and at -O3 it warned (-Wstringop-overflow) of an atomic access past a 1-byte
+// tag in every user's build.
+template <class R>
+struct local_result_tag_storage {
+  alignas(shared_state<R>) unsigned char bytes[sizeof(shared_state<R>)];
+};
+template <class R>
+inline local_result_tag_storage<R> local_result_tag;
 
 struct future_access {
   template <class F>
@@ -273,7 +282,7 @@ class future : public detail::future_base<R> {
   explicit future(detail::shared_state<R>* s) noexcept : base(s) {}
 
   static detail::shared_state<R>* local_tag() noexcept {
-    return reinterpret_cast<detail::shared_state<R>*>(&detail::local_result_tag);
+    return reinterpret_cast<detail::shared_state<R>*>(&detail::local_result_tag<R>);
   }
   bool is_local() const noexcept {
     if constexpr (detail::local_result_v<R>)
