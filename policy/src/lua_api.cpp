@@ -55,20 +55,27 @@ void* limited_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
 
 void budget_hook(lua_State* L, lua_Debug*) {
   engine::impl* e = engine_of(L);
-  if (!e->budget_exhausted) {
+  if (e->cut == cut_kind::none) {
     e->budget_used += static_cast<std::uint64_t>(lua_gethookcount(L));
-    if (e->budget_used <= e->opts.instruction_budget) {
+    if (e->budget_used > e->opts.instruction_budget)
+      e->cut = cut_kind::budget;
+    else if (now_ns() > e->deadline_ns)
+      e->cut = cut_kind::time;
+    if (e->cut == cut_kind::none) {
       if (lua_gethookcount(L) != e->hook_granularity)
         lua_sethook(L, budget_hook, LUA_MASKCOUNT, e->hook_granularity);
       return;
     }
-    e->budget_exhausted = true;
   }
   // From now on every instruction raises, so that pcall inside the rule cannot swallow it.
   lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
   luaL_where(L, 0);
-  lua_pushfstring(L, "instruction budget of %I exceeded (endless loop?)",
-                  static_cast<lua_Integer>(e->opts.instruction_budget));
+  if (e->cut == cut_kind::budget)
+    lua_pushfstring(L, "instruction budget of %I exceeded (endless loop?)",
+                    static_cast<lua_Integer>(e->opts.instruction_budget));
+  else
+    lua_pushfstring(L, "ran longer than the time limit of %I ms",
+                    static_cast<lua_Integer>(e->opts.time_limit.count()));
   lua_concat(L, 2);
   lua_error(L);
 }
@@ -117,7 +124,17 @@ std::string dirs_text(engine::impl* e) {
   return s.empty() ? "(none)" : s;
 }
 
-// Pushes the compiled chunk of a file inside the module directories, or raises.
+// A path or module name as the C library will see it: one with a NUL inside would be cut
+// there ("name\0x" would load "name"), so it is refused.
+const char* check_path_arg(lua_State* L, int idx, const char* what) {
+  std::size_t len = 0;
+  const char* s = luaL_checklstring(L, idx, &len);
+  if (std::strlen(s) != len) luaL_error(L, "%s: a name with a NUL character is not allowed", what);
+  return s;
+}
+
+// Pushes the compiled chunk of a file inside the module directories, or raises. The check is
+// on the resolved path, so a symlink in a module directory cannot lead outside.
 void load_allowed_file(lua_State* L, const char* path) {
   engine::impl* e = engine_of(L);
   std::string real = real_path(path);
@@ -127,12 +144,12 @@ void load_allowed_file(lua_State* L, const char* path) {
 }
 
 int l_loadfile(lua_State* L) {
-  load_allowed_file(L, luaL_checkstring(L, 1));
+  load_allowed_file(L, check_path_arg(L, 1, "loadfile"));
   return 1;
 }
 
 int l_dofile(lua_State* L) {
-  load_allowed_file(L, luaL_checkstring(L, 1));
+  load_allowed_file(L, check_path_arg(L, 1, "dofile"));
   lua_call(L, 0, LUA_MULTRET);
   return lua_gettop(L) - 1;
 }
@@ -164,7 +181,7 @@ int l_load(lua_State* L) {
 // require(name): modules from the module directories only, cached.
 int l_require(lua_State* L) {
   engine::impl* e = engine_of(L);
-  std::string name = luaL_checkstring(L, 1);
+  std::string name = check_path_arg(L, 1, "require");
   for (char c : name)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'))
       luaL_error(L, "require: invalid module name '%s'", name.c_str());
@@ -177,7 +194,7 @@ int l_require(lua_State* L) {
   for (auto& d : e->module_dirs) {
     std::string path = d + "/" + rel + ".lua";
     if (::access(path.c_str(), R_OK) != 0) continue;
-    if (luaL_loadfilex(L, path.c_str(), "t") != LUA_OK) lua_error(L);
+    load_allowed_file(L, path.c_str());
     lua_pushstring(L, name.c_str());
     lua_call(L, 1, 1);
     if (lua_isnil(L, -1)) {
@@ -190,6 +207,56 @@ int l_require(lua_State* L) {
   }
   return luaL_error(L, "module '%s' not found in the policy module directories (%s)", name.c_str(),
                     dirs_text(e).c_str());
+}
+
+// The message handler of xpcall runs with debug hooks off when the error comes from the
+// budget hook, so a handler that loops would escape the budget and the time limit. Once a
+// call is cut, the policy's handler is skipped and the error goes on as it is.
+int xpcall_handler(lua_State* L) {
+  if (engine_of(L)->cut != cut_kind::none) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+int xpcall_done(lua_State* L, int, lua_KContext nargs) {
+  return lua_gettop(L) - static_cast<int>(nargs);
+}
+
+// xpcall(f, msgh, ...) with msgh behind xpcall_handler; yields still pass (lua_callk).
+int l_xpcall(lua_State* L) {
+  const int n = lua_gettop(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_pushvalue(L, lua_upvalueindex(1));  // the original xpcall
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_pushcclosure(L, xpcall_handler, 1);
+  for (int i = 3; i <= n; ++i) lua_pushvalue(L, i);
+  lua_callk(L, n, LUA_MULTRET, n, xpcall_done);
+  return xpcall_done(L, LUA_OK, n);
+}
+
+// Finalizers run inside the garbage collector with debug hooks off, where neither the budget
+// nor the time limit can stop them (and lua_close runs them too): policies cannot have any.
+// Only a __gc present when setmetatable is called makes an object finalizable.
+int l_setmetatable(lua_State* L) {
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    lua_pushliteral(L, "__gc");
+    const bool gc = lua_rawget(L, 2) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (gc)
+      return luaL_error(L,
+                        "setmetatable: __gc finalizers are not allowed in policies (they run "
+                        "inside the garbage collector, beyond the time limit)");
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));  // the original setmetatable
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
 }
 
 int l_collectgarbage(lua_State* L) {
@@ -231,6 +298,156 @@ int l_log(lua_State* L) {
   engine::impl* e = engine_of(L);
   spdlog::log(Level, "grain: policy [{}] {}", rule_label(e), concat_args(L));
   return 0;
+}
+
+// ---- read-only API ----------------------------------------------------------------------
+// All policies share one state and its globals. The libraries and the grain table are
+// read-only proxies and their global names cannot be assigned, so that one policy cannot
+// break the rules of another (grain.knob = ..., string.format = nil, grain = {}). The
+// policies' own globals stay shared, as before.
+
+constexpr const char* readonly_key = "grain.readonly";  // registry: set of the proxies
+constexpr const char* api_key = "grain.api";            // registry: the protected globals
+
+int readonly_newindex(lua_State* L) {
+  return luaL_error(L, "the policy API is read-only (cannot assign '%s')",
+                    luaL_tolstring(L, 2, nullptr));
+}
+
+// next() over the real table (upvalue 1) without handing it out.
+int readonly_next(lua_State* L) {
+  lua_settop(L, 2);
+  if (lua_next(L, lua_upvalueindex(1))) return 2;
+  lua_pushnil(L);
+  return 1;
+}
+
+int readonly_pairs(lua_State* L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+
+// Replaces the table at the top of the stack with a read-only proxy of it.
+void make_readonly(lua_State* L) {
+  const int real = lua_gettop(L);
+  lua_newtable(L);
+  lua_createtable(L, 0, 4);
+  lua_pushvalue(L, real);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, readonly_newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushvalue(L, real);
+  lua_pushcclosure(L, readonly_next, 1);
+  lua_pushcclosure(L, readonly_pairs, 1);
+  lua_setfield(L, -2, "__pairs");
+  lua_pushliteral(L, "read-only");
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  lua_getfield(L, LUA_REGISTRYINDEX, readonly_key);
+  lua_pushvalue(L, -2);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  lua_replace(L, real);
+}
+
+bool is_api_global(lua_State* L, int key) {
+  lua_getfield(L, LUA_REGISTRYINDEX, api_key);
+  lua_pushvalue(L, key);
+  const bool api = lua_rawget(L, -2) != LUA_TNIL;
+  lua_pop(L, 2);
+  return api;
+}
+
+// __newindex of the globals: new names are the policies' own, API names are refused.
+int globals_newindex(lua_State* L) {
+  if (is_api_global(L, 2))
+    return luaL_error(L, "'%s' is part of the policy API and cannot be assigned",
+                      luaL_tolstring(L, 2, nullptr));
+  lua_settop(L, 3);
+  lua_rawset(L, 1);
+  return 0;
+}
+
+// rawset would get around both: refused on the proxies and for API names in the globals.
+int l_rawset(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_getfield(L, LUA_REGISTRYINDEX, readonly_key);
+  lua_pushvalue(L, 1);
+  const bool proxy = lua_rawget(L, -2) != LUA_TNIL;
+  lua_pop(L, 2);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  const bool globals = lua_rawequal(L, 1, -1);
+  lua_pop(L, 1);
+  if (proxy || (globals && is_api_global(L, 2)))
+    return luaL_error(L, "rawset: the policy API is read-only");
+  lua_pushvalue(L, lua_upvalueindex(1));  // the original rawset
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+// Called last in open_libs: every global so far becomes API.
+void lock_api(lua_State* L) {
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, readonly_key);
+  lua_getglobal(L, "rawset");
+  lua_pushcclosure(L, l_rawset, 1);
+  lua_setglobal(L, "rawset");
+  // grain.log, then grain, then the libraries.
+  lua_getglobal(L, "grain");
+  lua_getfield(L, -1, "log");
+  make_readonly(L);
+  lua_setfield(L, -2, "log");
+  lua_pop(L, 1);
+  for (const char* lib :
+       {"grain", LUA_STRLIBNAME, LUA_TABLIBNAME, LUA_MATHLIBNAME, LUA_UTF8LIBNAME, LUA_COLIBNAME}) {
+    lua_getglobal(L, lib);
+    make_readonly(L);
+    lua_setglobal(L, lib);
+  }
+  // The string metatable leads to the real string table.
+  lua_pushliteral(L, "");
+  lua_getmetatable(L, -1);
+  lua_pushliteral(L, "read-only");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 2);
+  // The knob methods.
+  luaL_getmetatable(L, knob_meta);
+  lua_pushliteral(L, "read-only");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+  // The globals move into the API table, reached through the globals' metatable.
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  const int g = lua_gettop(L);
+  lua_newtable(L);
+  const int api = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, g)) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, api);
+  }
+  lua_pushnil(L);
+  while (lua_next(L, api)) {
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_pushnil(L);
+    lua_rawset(L, g);
+  }
+  lua_pushvalue(L, api);
+  lua_setfield(L, LUA_REGISTRYINDEX, api_key);
+  lua_createtable(L, 0, 3);
+  lua_pushvalue(L, api);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, globals_newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushliteral(L, "read-only");
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, g);
+  lua_settop(L, g - 1);
 }
 
 // ---- counters --------------------------------------------------------------------------
@@ -563,6 +780,11 @@ int l_tune(lua_State* L) {
     return luaL_error(L, "grain.tune: trigger must be \"sample\", an event name or ms");
   }
   lua_pop(L, 1);
+  if (!tune_metric_fits_trigger(req))
+    return luaL_error(L,
+                      "grain.tune: metric '%s' is an event field, but the trigger brings no "
+                      "event: use a counter name (/...) or trigger = \"event name\"",
+                      req.metric.c_str());
   req.window = static_cast<std::size_t>(std::max(1.0, opt_number(L, 1, "window", 3)));
   req.skip = static_cast<std::size_t>(std::max(0.0, opt_number(L, 1, "skip", 1)));
   req.options.budget = static_cast<std::size_t>(std::max(0.0, opt_number(L, 1, "budget", 0)));
@@ -623,15 +845,12 @@ void engine::impl::unref(int ref) {
   if (ref != LUA_NOREF && L) luaL_unref(L, LUA_REGISTRYINDEX, ref);
 }
 
-void engine::impl::open_state() {
-  mem_limit = opts.memory_limit;
-  L = lua_newstate(limited_alloc, this);
-  if (!L) throw std::runtime_error("grain: cannot create the Lua state (memory limit too small?)");
-  *static_cast<engine::impl**>(lua_getextraspace(L)) = this;
-  hook_granularity =
-      static_cast<int>(std::clamp<std::uint64_t>(opts.instruction_budget / 4, 1, 1000));
-  lua_sethook(L, budget_hook, LUA_MASKCOUNT, hook_granularity);
+namespace {
 
+// The libraries and the grain table; run under lua_pcall, since any of it can run out of
+// memory under a small --grain:policy-memory.
+int open_libs(lua_State* L) {
+  engine::impl* e = engine_of(L);
   static const luaL_Reg libs[] = {
       {LUA_GNAME, luaopen_base},        {LUA_TABLIBNAME, luaopen_table},
       {LUA_STRLIBNAME, luaopen_string}, {LUA_MATHLIBNAME, luaopen_math},
@@ -652,6 +871,12 @@ void engine::impl::open_state() {
   lua_setglobal(L, "require");
   lua_pushcfunction(L, l_collectgarbage);
   lua_setglobal(L, "collectgarbage");
+  lua_getglobal(L, "xpcall");
+  lua_pushcclosure(L, l_xpcall, 1);
+  lua_setglobal(L, "xpcall");
+  lua_getglobal(L, "setmetatable");
+  lua_pushcclosure(L, l_setmetatable, 1);
+  lua_setglobal(L, "setmetatable");
   lua_pushcfunction(L, l_log<spdlog::level::info>);
   lua_setglobal(L, "print");
   lua_getglobal(L, "string");
@@ -694,56 +919,120 @@ void engine::impl::open_state() {
   lua_setfield(L, -2, "log");
   lua_setglobal(L, "grain");
 
+  lock_api(L);
   lua_pushcfunction(L, message_handler);
-  msgh_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  e->msgh_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 0;
+}
+
+// Runs with the arguments on the Lua side of the protected call, so that running out of
+// memory while pushing them is an error of the call, not a panic.
+struct call_request {
+  int ref;
+  const std::function<int(lua_State*)>* push_args;
+};
+
+int protected_call(lua_State* L) {
+  auto* req = static_cast<const call_request*>(lua_touserdata(L, 1));
+  lua_settop(L, 0);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, req->ref);
+  const int nargs = *req->push_args ? (*req->push_args)(L) : 0;
+  lua_call(L, nargs, 0);
+  return 0;
+}
+
+struct load_request {
+  std::string_view code;
+  const char* name;  // file name, or chunk name for code
+  bool is_file;
+};
+
+int protected_load(lua_State* L) {
+  auto* req = static_cast<const load_request*>(lua_touserdata(L, 1));
+  const int rc = req->is_file
+                     ? luaL_loadfilex(L, req->name, "t")
+                     : luaL_loadbufferx(L, req->code.data(), req->code.size(), req->name, "t");
+  if (rc != LUA_OK) lua_error(L);
+  return 1;
+}
+
+// The message of a failed lua_pcall (a string: our handler makes one; Lua's own are strings).
+std::string error_text(lua_State* L) {
+  return lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "unknown error";
+}
+
+}  // namespace
+
+void engine::impl::open_state() {
+  mem_limit = opts.memory_limit;
+  L = lua_newstate(limited_alloc, this);
+  if (!L) throw std::runtime_error("grain: cannot create the Lua state (memory limit too small?)");
+  *static_cast<engine::impl**>(lua_getextraspace(L)) = this;
+  hook_granularity =
+      static_cast<int>(std::clamp<std::uint64_t>(opts.instruction_budget / 4, 1, 1000));
+  lua_sethook(L, budget_hook, LUA_MASKCOUNT, hook_granularity);
+  lua_pushcfunction(L, open_libs);
+  if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+    const std::string msg = error_text(L);
+    lua_close(L);
+    L = nullptr;
+    throw std::runtime_error("grain: cannot set up the Lua state: " + msg +
+                             " (memory limit too small?)");
+  }
 }
 
 void engine::impl::load(std::string_view code, const std::string& chunk, bool is_file) {
   std::lock_guard lk(state_m);
   lua_settop(L, 0);
-  int rc;
-  if (is_file)
-    rc = luaL_loadfilex(L, chunk.c_str(), "t");
-  else
-    rc = luaL_loadbufferx(L, code.data(), code.size(), ("=" + chunk).c_str(), "t");
-  if (rc != LUA_OK) {
-    std::string msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "unknown error";
+  const std::string name = is_file ? chunk : "=" + chunk;
+  const load_request req{code, name.c_str(), is_file};
+  lua_pushcfunction(L, protected_load);
+  lua_pushlightuserdata(L, const_cast<load_request*>(&req));
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    std::string msg = error_text(L);
     lua_settop(L, 0);
     throw policy_error(msg);
   }
   lua_rawgeti(L, LUA_REGISTRYINDEX, msgh_ref);
   lua_insert(L, 1);
-  budget_used = 0;
-  budget_exhausted = false;
-  lua_sethook(L, budget_hook, LUA_MASKCOUNT, hook_granularity);
+  start_limits();
   load_rule_name = basename_of(chunk);
   reads.clear();
-  rc = lua_pcall(L, 0, 0, 1);
+  const int rc = lua_pcall(L, 0, 0, 1);
   load_rule_name.clear();
   if (rc != LUA_OK) {
-    std::string msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "unknown error";
+    std::string msg = error_text(L);
     lua_settop(L, 0);
     throw policy_error(msg);
   }
   lua_settop(L, 0);
 }
 
+void engine::impl::start_limits() {
+  budget_used = 0;
+  cut = cut_kind::none;
+  deadline_ns = now_ns() + static_cast<std::uint64_t>(opts.time_limit.count()) * 1'000'000ull;
+  lua_sethook(L, budget_hook, LUA_MASKCOUNT, hook_granularity);
+}
+
 bool engine::impl::call_lua(rule& r, int ref, const std::function<int(lua_State*)>& push_args) {
+  const bool outer = begin_call(r);
   lua_settop(L, 0);
   lua_rawgeti(L, LUA_REGISTRYINDEX, msgh_ref);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-  const int nargs = push_args ? push_args(L) : 0;
-  budget_used = 0;
-  budget_exhausted = false;
-  lua_sethook(L, budget_hook, LUA_MASKCOUNT, hook_granularity);
+  lua_pushcfunction(L, protected_call);
+  const call_request req{ref, &push_args};
+  lua_pushlightuserdata(L, const_cast<call_request*>(&req));
+  start_limits();
   rule* saved = cur_rule;
   cur_rule = &r;
-  const int rc = lua_pcall(L, nargs, 0, 1);
+  const int rc = lua_pcall(L, 1, 0, 1);
   cur_rule = saved;
+  if (outer) end_call();
   if (rc != LUA_OK) {
-    std::string msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "unknown error";
+    std::string msg = error_text(L);
     lua_settop(L, 0);
-    record_error(r, msg);
+    // A rule that ran for a whole time limit would hold up every other rule each time.
+    record_error(r, msg, cut == cut_kind::time ? "it ran past the time limit" : nullptr);
     return false;
   }
   lua_settop(L, 0);
