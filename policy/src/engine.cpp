@@ -107,6 +107,7 @@ void engine::impl::remove(int id) {
 }
 
 void engine::impl::run_or_queue(std::function<void()> fn) {
+  if (abandoned.load()) return;  // the stuck thread keeps state_m: nothing can change now
   if (running.load()) {
     std::lock_guard lk(qm);
     queued q;
@@ -831,6 +832,7 @@ void engine::feed_event(const instrumentation::app_event& e) {
 }
 
 void engine::pump() {
+  if (impl_->abandoned.load()) return;
   if (impl_->running.load()) {
     std::unique_lock lk(impl_->qm);
     const std::uint64_t ticket = ++impl_->sync_issued;
@@ -848,6 +850,7 @@ void engine::pump() {
 }
 
 void engine::run_periodic_now() {
+  if (impl_->abandoned.load()) return;
   std::lock_guard lk(impl_->state_m);
   for (auto& r : impl_->rules)
     if (r->period_ns) r->next_due = 0;

@@ -231,6 +231,7 @@ int xpcall_done(lua_State* L, int, lua_KContext nargs) {
 int l_xpcall(lua_State* L) {
   const int n = lua_gettop(L);
   luaL_checktype(L, 2, LUA_TFUNCTION);
+  luaL_checkstack(L, n + 1, "too many arguments to xpcall");
   lua_pushvalue(L, lua_upvalueindex(1));  // the original xpcall
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 2);
@@ -982,6 +983,7 @@ void engine::impl::open_state() {
 }
 
 void engine::impl::load(std::string_view code, const std::string& chunk, bool is_file) {
+  if (abandoned.load()) throw policy_error(chunk + ": the policy thread was abandoned");
   std::lock_guard lk(state_m);
   lua_settop(L, 0);
   const std::string name = is_file ? chunk : "=" + chunk;
