@@ -233,22 +233,23 @@ bool engine::impl::wait_thread_end() {
       sync_cv.wait_for(lk, std::chrono::milliseconds(20));
       continue;
     }
-    std::string why;
     if (!name.empty()) {
-      why = "rule '" + name + "' (" + info.trigger + ") has run for more than " +
-            std::to_string(stuck_after_ns() / 1'000'000) + " ms, past its time limit of " +
-            std::to_string(opts.time_limit.count()) +
-            " ms, inside code that cannot be interrupted (a C function such as string.find)";
-      info.last_error = "abandoned: ran past the time limit of " +
-                        std::to_string(opts.time_limit.count()) +
-                        " ms inside code that cannot be interrupted";
+      const std::string why =
+          "it has run for more than " + std::to_string(stuck_after_ns() / 1'000'000) +
+          " ms, past its time limit of " + std::to_string(opts.time_limit.count()) +
+          " ms, inside code that cannot be interrupted (a C function such "
+          "as string.find)";
+      info.last_error = "abandoned: " + why;
       abandoned_rules.push_back(std::move(info));
-      spdlog::error("grain: policy rule '{}' disabled: {}", name, why);
+      spdlog::error(
+          "grain: policy rule '{}' ({}) disabled: {}; the policy thread is abandoned and the "
+          "program goes on without it",
+          name, abandoned_rules.back().trigger, why);
     } else {
-      why = "the policy thread did not finish its queued work in time";
+      spdlog::error(
+          "grain: the policy thread did not finish its queued work in time; it is abandoned "
+          "and the program goes on without it");
     }
-    spdlog::error("grain: {}; the policy thread is abandoned and the program goes on without it",
-                  why);
     abandoned.store(true);
     return false;
   }
