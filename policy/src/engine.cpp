@@ -488,7 +488,10 @@ void engine::impl::tuner_trigger(rule& r, const instrumentation::app_event* ev) 
   // Without the metric the search would stay at whatever point it tried first: a whole
   // window (after the skipped triggers) without it ends the tuner.
   if (!value) {
-    if (++t.missing >= t.req.skip + t.req.window) tuner_fail(r, why);
+    if (++t.missing >= t.req.skip + t.req.window) {
+      tuner_fail(r, why);
+      return;
+    }
   } else {
     t.missing = 0;
   }
