@@ -147,7 +147,7 @@ struct engine::impl {
   std::vector<std::unique_ptr<rule>> rules;
   std::atomic<int> next_id{0};
   // Held while processing; rules() takes it (with a bound: a stuck rule keeps it).
-  mutable std::timed_mutex state_m;
+  mutable std::mutex state_m;
 
   // The call in progress.
   rule* cur_rule = nullptr;
