@@ -134,13 +134,21 @@ const char* check_path_arg(lua_State* L, int idx, const char* what) {
 }
 
 // Pushes the compiled chunk of a file inside the module directories, or raises. The check is
-// on the resolved path, so a symlink in a module directory cannot lead outside.
+// on the resolved path, so a symlink in a module directory cannot lead outside. (Lua errors
+// longjmp past C++ destructors: no std::string may be alive where one is raised.)
 void load_allowed_file(lua_State* L, const char* path) {
   engine::impl* e = engine_of(L);
-  std::string real = real_path(path);
-  if (real.empty() || !inside_module_dirs(e, real))
-    luaL_error(L, "'%s' is outside the policy module directories (%s)", path, dirs_text(e).c_str());
-  if (luaL_loadfilex(L, real.c_str(), "t") != LUA_OK) lua_error(L);
+  bool inside = false;
+  {
+    const std::string real = real_path(path);
+    inside = !real.empty() && inside_module_dirs(e, real);
+    lua_pushstring(L, inside ? real.c_str() : dirs_text(e).c_str());
+  }
+  if (!inside)
+    luaL_error(L, "'%s' is outside the policy module directories (%s)", path, lua_tostring(L, -1));
+  const int rc = luaL_loadfilex(L, lua_tostring(L, -1), "t");
+  lua_remove(L, -2);
+  if (rc != LUA_OK) lua_error(L);
 }
 
 int l_loadfile(lua_State* L) {
@@ -178,35 +186,40 @@ int l_load(lua_State* L) {
   return 2;
 }
 
-// require(name): modules from the module directories only, cached.
+// require(name): modules from the module directories only, cached. The strings live on the
+// Lua stack, since Lua errors skip C++ destructors.
 int l_require(lua_State* L) {
   engine::impl* e = engine_of(L);
-  std::string name = check_path_arg(L, 1, "require");
-  for (char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'))
-      luaL_error(L, "require: invalid module name '%s'", name.c_str());
-  lua_getfield(L, LUA_REGISTRYINDEX, "grain.loaded");
-  lua_getfield(L, -1, name.c_str());
-  if (!lua_isnil(L, -1)) return 1;
+  const char* name = check_path_arg(L, 1, "require");
+  for (const char* c = name; *c; ++c)
+    if (!(std::isalnum(static_cast<unsigned char>(*c)) || *c == '_' || *c == '.' || *c == '-'))
+      return luaL_error(L, "require: invalid module name '%s'", name);
+  lua_settop(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, "grain.loaded");  // 2
+  if (lua_getfield(L, 2, name) != LUA_TNIL) return 1;
   lua_pop(L, 1);
-  std::string rel = name;
-  std::replace(rel.begin(), rel.end(), '.', '/');
-  for (auto& d : e->module_dirs) {
-    std::string path = d + "/" + rel + ".lua";
-    if (::access(path.c_str(), R_OK) != 0) continue;
-    load_allowed_file(L, path.c_str());
-    lua_pushstring(L, name.c_str());
-    lua_call(L, 1, 1);
-    if (lua_isnil(L, -1)) {
-      lua_pop(L, 1);
-      lua_pushboolean(L, 1);
-    }
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, name.c_str());
-    return 1;
+  const char* rel = luaL_gsub(L, name, ".", "/");  // 3
+  bool found = false;
+  for (std::size_t i = 0; i < e->module_dirs.size() && !found; ++i) {
+    lua_pushfstring(L, "%s/%s.lua", e->module_dirs[i].c_str(), rel);  // 4
+    found = ::access(lua_tostring(L, 4), R_OK) == 0;
+    if (!found) lua_pop(L, 1);
   }
-  return luaL_error(L, "module '%s' not found in the policy module directories (%s)", name.c_str(),
-                    dirs_text(e).c_str());
+  if (!found) {
+    lua_pushstring(L, dirs_text(e).c_str());
+    return luaL_error(L, "module '%s' not found in the policy module directories (%s)", name,
+                      lua_tostring(L, -1));
+  }
+  load_allowed_file(L, lua_tostring(L, 4));
+  lua_pushvalue(L, 1);
+  lua_call(L, 1, 1);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_pushboolean(L, 1);
+  }
+  lua_pushvalue(L, -1);
+  lua_setfield(L, 2, name);
+  return 1;
 }
 
 // The message handler of xpcall runs with debug hooks off when the error comes from the
@@ -519,8 +532,10 @@ int l_knob(lua_State* L) {
   std::size_t len = 0;
   const char* name = luaL_checklstring(L, 1, &len);
   knob* k = knobs().find(std::string_view(name, len));
-  if (!k)
-    return luaL_error(L, "no knob named '%s' (known knobs: %s)", name, knobs().names().c_str());
+  if (!k) {
+    lua_pushstring(L, knobs().names().c_str());  // no C++ string may outlive a Lua error
+    return luaL_error(L, "no knob named '%s' (known knobs: %s)", name, lua_tostring(L, -1));
+  }
   auto** ud = static_cast<knob**>(lua_newuserdatauv(L, sizeof(knob*), 0));
   *ud = k;
   luaL_setmetatable(L, knob_meta);
@@ -708,84 +723,88 @@ int l_cancel(lua_State* L) {
 
 // ---- grain.tune{...} -------------------------------------------------------------------
 
+// grain.tune parses into C++ objects, and Lua errors longjmp past their destructors: the
+// parsing reports bad input with C++ exceptions, and l_tune raises the Lua error after every
+// C++ object is gone.
 double opt_number(lua_State* L, int t, const char* key, double def) {
   lua_getfield(L, t, key);
-  double v = lua_isnil(L, -1) ? def : luaL_checknumber(L, -1);
+  int isnum = 1;
+  const double v = lua_isnil(L, -1) ? def : lua_tonumberx(L, -1, &isnum);
   lua_pop(L, 1);
+  if (!isnum) throw std::invalid_argument(std::string("'") + key + "' must be a number");
   return v;
 }
 
 std::string opt_string(lua_State* L, int t, const char* key, const char* def) {
   lua_getfield(L, t, key);
-  std::string v = lua_isnil(L, -1) ? std::string(def) : std::string(luaL_checkstring(L, -1));
+  const bool nil = lua_isnil(L, -1), text = lua_isstring(L, -1);
+  std::string v = nil ? std::string(def) : text ? std::string(lua_tostring(L, -1)) : "";
   lua_pop(L, 1);
+  if (!nil && !text) throw std::invalid_argument(std::string("'") + key + "' must be a string");
   return v;
 }
 
-tuning::parameter knob_parameter(lua_State* L, const char* name) {
+tuning::parameter knob_parameter(const std::string& name) {
   knob* k = knobs().find(name);
   if (!k)
-    luaL_error(L, "grain.tune: no knob named '%s' (known knobs: %s)", name,
-               knobs().names().c_str());
+    throw std::invalid_argument("no knob named '" + name + "' (known knobs: " + knobs().names() +
+                                ")");
   return tuning::parameter::from_knob(*k);
 }
 
-int l_tune(lua_State* L) {
-  engine::impl* e = engine_of(L);
-  luaL_checktype(L, 1, LUA_TTABLE);
+tune_request parse_tune(lua_State* L) {
   tune_request req;
   lua_getfield(L, 1, "knobs");
-  if (!lua_istable(L, -1)) return luaL_error(L, "grain.tune: 'knobs' must be a list of knobs");
+  if (!lua_istable(L, -1)) throw std::invalid_argument("'knobs' must be a list of knobs");
   const lua_Integer n = luaL_len(L, -1);
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_rawgeti(L, -1, i);
     if (lua_type(L, -1) == LUA_TSTRING) {
-      req.parameters.push_back(knob_parameter(L, lua_tostring(L, -1)));
+      req.parameters.push_back(knob_parameter(lua_tostring(L, -1)));
     } else if (lua_istable(L, -1)) {
       const int t = lua_gettop(L);
       std::string name = opt_string(L, t, "name", "");
-      tuning::parameter p = knob_parameter(L, name.c_str());
+      tuning::parameter p = knob_parameter(name);
       // A narrower range than the knob's; values outside the knob's range are clamped.
       p.min = std::max(p.min, opt_number(L, t, "min", p.min));
       p.max = std::min(p.max, opt_number(L, t, "max", p.max));
       p.step = opt_number(L, t, "step", p.step);
       if (p.type == knob_type::integer && p.step < 1) p.step = 1;
-      if (p.min > p.max) luaL_error(L, "grain.tune: knob %s: min > max", name.c_str());
+      if (p.min > p.max) throw std::invalid_argument("knob " + name + ": min > max");
       p.initial = std::clamp(opt_number(L, t, "start", p.initial), p.min, p.max);
       req.parameters.push_back(std::move(p));
     } else {
-      return luaL_error(L, "grain.tune: knobs[%d] must be a knob name or {name=..., min=...}",
-                        static_cast<int>(i));
+      throw std::invalid_argument("knobs[" + std::to_string(i) +
+                                  "] must be a knob name or {name=..., min=...}");
     }
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
-  if (req.parameters.empty()) return luaL_error(L, "grain.tune: no knob to tune");
+  if (req.parameters.empty()) throw std::invalid_argument("no knob to tune");
   req.metric = opt_string(L, 1, "metric", "");
   if (req.metric.empty())
-    return luaL_error(L, "grain.tune: 'metric' (a counter or an event payload field) is required");
+    throw std::invalid_argument("'metric' (a counter or an event payload field) is required");
   const std::string goal = opt_string(L, 1, "goal", "min");
   if (goal != "min" && goal != "max")
-    return luaL_error(L, "grain.tune: goal must be \"min\" or \"max\"");
+    throw std::invalid_argument("goal must be \"min\" or \"max\"");
   req.maximize = goal == "max";
   req.strategy = opt_string(L, 1, "strategy", "nelder_mead");
   lua_getfield(L, 1, "trigger");
-  if (lua_type(L, -1) == LUA_TNUMBER) {
-    const double ms = lua_tonumber(L, -1);
-    if (!(ms >= 1)) return luaL_error(L, "grain.tune: a periodic trigger must be >= 1 ms");
+  const int trigger_type = lua_type(L, -1);
+  const double ms = trigger_type == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
+  if (trigger_type == LUA_TSTRING) req.trigger = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  if (trigger_type == LUA_TNUMBER) {
+    if (!(ms >= 1)) throw std::invalid_argument("a periodic trigger must be >= 1 ms");
     req.trigger.clear();
     req.period = std::chrono::milliseconds(static_cast<long long>(ms));
-  } else if (lua_type(L, -1) == LUA_TSTRING) {
-    req.trigger = lua_tostring(L, -1);
-  } else if (!lua_isnil(L, -1)) {
-    return luaL_error(L, "grain.tune: trigger must be \"sample\", an event name or ms");
+  } else if (trigger_type != LUA_TSTRING && trigger_type != LUA_TNIL) {
+    throw std::invalid_argument("trigger must be \"sample\", an event name or ms");
   }
-  lua_pop(L, 1);
   if (!tune_metric_fits_trigger(req))
-    return luaL_error(L,
-                      "grain.tune: metric '%s' is an event field, but the trigger brings no "
-                      "event: use a counter name (/...) or trigger = \"event name\"",
-                      req.metric.c_str());
+    throw std::invalid_argument("metric '" + req.metric +
+                                "' is an event field, but the trigger brings no event: use a "
+                                "counter name (/...) or trigger = \"event name\"");
   req.window = static_cast<std::size_t>(std::max(1.0, opt_number(L, 1, "window", 3)));
   req.skip = static_cast<std::size_t>(std::max(0.0, opt_number(L, 1, "skip", 1)));
   req.options.budget = static_cast<std::size_t>(std::max(0.0, opt_number(L, 1, "budget", 0)));
@@ -794,7 +813,7 @@ int l_tune(lua_State* L) {
       static_cast<std::size_t>(std::max(2.0, opt_number(L, 1, "levels", 11)));
   const std::string agg = opt_string(L, 1, "aggregate", "median");
   if (agg != "median" && agg != "mean")
-    return luaL_error(L, "grain.tune: aggregate must be \"median\" or \"mean\"");
+    throw std::invalid_argument("aggregate must be \"median\" or \"mean\"");
   req.median = agg == "median";
   req.name = opt_string(L, 1, "name", "");
   if (req.name.empty()) {
@@ -805,14 +824,20 @@ int l_tune(lua_State* L) {
     else
       req.name = "tune";
   }
+  return req;
+}
+
+// Adds the tuner; returns its id, or 0 with the reason in `err`.
+int add_tuner_rule(lua_State* L, char (&err)[2048]) {
+  engine::impl* e = engine_of(L);
   int on_done = LUA_NOREF;
-  lua_getfield(L, 1, "on_done");
-  if (lua_isfunction(L, -1))
-    on_done = luaL_ref(L, LUA_REGISTRYINDEX);
-  else
-    lua_pop(L, 1);
-  int id = 0;
   try {
+    tune_request req = parse_tune(L);
+    lua_getfield(L, 1, "on_done");
+    if (lua_isfunction(L, -1))
+      on_done = luaL_ref(L, LUA_REGISTRYINDEX);
+    else
+      lua_pop(L, 1);
     auto r = std::make_unique<rule>();
     r->kind = rule_kind::tuner;
     r->name = req.name;
@@ -827,11 +852,19 @@ int l_tune(lua_State* L) {
       r->next_due = now_ns() + r->period_ns;
     }
     r->tuner->req = std::move(req);
-    id = e->add_rule(std::move(r));
+    return e->add_rule(std::move(r));
   } catch (const std::exception& ex) {
     e->unref(on_done);
-    return luaL_error(L, "grain.tune: %s", ex.what());
+    std::snprintf(err, sizeof err, "%s", ex.what());
+    return 0;
   }
+}
+
+int l_tune(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  char err[2048] = "";
+  const int id = add_tuner_rule(L, err);
+  if (id == 0) return luaL_error(L, "grain.tune: %s", err);
   lua_pushinteger(L, id);
   return 1;
 }

@@ -305,6 +305,22 @@ TEST(TuneMetric, MissingPayloadFieldIsAnErrorAndTheKnobGoesBack) {
   EXPECT_TRUE(has(r.last_error, "duration_nz")) << r.last_error;
 }
 
+// The request is parsed into C++ objects: a bad field is an error naming it and the line
+// (raised after those objects are gone; ASan checks that nothing leaks).
+TEST(TuneMetric, BadFieldsNameTheFieldAndTheLine) {
+  grain::knobs().define_int("test.robust.tune_bad", 1, 64, 5, "x");
+  engine e;
+  std::string err = load_error(
+      e, "grain.tune{knobs = {'test.robust.tune_bad'}, metric = '/m', window = 'three'}");
+  EXPECT_TRUE(has(err, "robust.lua:1: grain.tune: 'window' must be a number")) << err;
+  err = load_error(e,
+                   "grain.tune{knobs = {{name = 'test.robust.tune_bad', min = 9, max = 2}},\n"
+                   "           metric = '/m'}");
+  EXPECT_TRUE(has(err, "min > max")) << err;
+  err = load_error(e, "grain.tune{knobs = {'test.robust.tune_bad'}, metric = 'duration_ns'}");
+  EXPECT_TRUE(has(err, "event field")) << err;
+}
+
 // A counter the application defines after the tuner was defined, within the first window.
 TEST(TuneMetric, CounterThatAppearsInTheFirstWindowIsTuned) {
   grain::knob& k = grain::knobs().define_double("test.robust.tune_late", 0, 10, 9, "x");
