@@ -56,6 +56,11 @@ bool reserved_event(std::string_view n) {
 
 }  // namespace
 
+bool tune_metric_fits_trigger(const tune_request& req) {
+  const bool counter = !req.metric.empty() && req.metric[0] == '/';
+  return counter || (!req.trigger.empty() && req.trigger != "sample");
+}
+
 // ---- impl --------------------------------------------------------------------------------
 
 engine::impl::impl(engine_options o) : opts(std::move(o)) {
@@ -102,6 +107,7 @@ void engine::impl::remove(int id) {
 }
 
 void engine::impl::run_or_queue(std::function<void()> fn) {
+  if (abandoned.load()) return;  // the stuck thread keeps state_m: nothing can change now
   if (running.load()) {
     std::lock_guard lk(qm);
     queued q;
@@ -161,18 +167,93 @@ decision_record engine::impl::set_knob(knob& k, double requested, std::string_vi
   return k.set(requested, reason, rule_name, reads);
 }
 
-void engine::impl::record_error(rule& r, const std::string& msg) {
+void engine::impl::record_error(rule& r, const std::string& msg, const char* disable_why) {
   ++r.errors;
   ++r.consecutive_errors;
   r.last_error = msg;
   spdlog::error("grain: policy rule '{}' ({}) failed: {}", r.name, r.trigger, msg);
   if (!last_traceback.empty()) spdlog::debug("grain: {}", last_traceback);
   last_traceback.clear();
-  if (r.consecutive_errors >= opts.max_consecutive_errors && !r.disabled) {
+  if (r.disabled) return;
+  if (disable_why) {
+    r.disabled = true;
+    spdlog::error("grain: policy rule '{}' disabled: {}", r.name, disable_why);
+  } else if (r.consecutive_errors >= opts.max_consecutive_errors) {
     r.disabled = true;
     spdlog::error("grain: policy rule '{}' disabled after {} consecutive errors", r.name,
                   r.consecutive_errors);
   }
+}
+
+// ---- the time limit seen from other threads --------------------------------------------------
+
+bool engine::impl::begin_call(rule& r) {
+  std::lock_guard lk(call_m);
+  if (call_rule) return false;
+  call_rule = &r;
+  call_started_ns = now_ns();
+  return true;
+}
+
+void engine::impl::end_call() {
+  std::lock_guard lk(call_m);
+  call_rule = nullptr;
+}
+
+std::uint64_t engine::impl::stuck_after_ns() const {
+  // The hook cuts Lua code at the deadline; a call still running a whole limit later (at
+  // least 200 ms, for a loaded machine) is in a place the hook does not reach.
+  const auto limit = static_cast<std::uint64_t>(opts.time_limit.count()) * 1'000'000ull;
+  return limit + std::max<std::uint64_t>(limit, 200'000'000ull);
+}
+
+std::string engine::impl::stuck_rule(rule_info* info) {
+  std::lock_guard lk(call_m);
+  if (!call_rule || now_ns() - call_started_ns < stuck_after_ns()) return {};
+  if (info) {
+    info->name = call_rule->name;
+    info->trigger = call_rule->trigger;
+    info->calls = call_rule->calls;
+    info->errors = call_rule->errors + 1;
+    info->consecutive_errors = call_rule->consecutive_errors + 1;
+    info->disabled = true;
+  }
+  return call_rule->name;
+}
+
+bool engine::impl::wait_thread_end() {
+  // Every call is cut or found stuck within stuck_after_ns; the overall bound covers a long
+  // queue of calls that each stay under the limit.
+  const std::uint64_t bound = now_ns() + 2 * stuck_after_ns() + 1'000'000'000ull;
+  std::unique_lock lk(qm);
+  while (!thread_done) {
+    rule_info info;
+    std::string name = stuck_rule(&info);
+    if (name.empty() && now_ns() < bound) {
+      sync_cv.wait_for(lk, std::chrono::milliseconds(20));
+      continue;
+    }
+    if (!name.empty()) {
+      const std::string why =
+          "it has run for more than " + std::to_string(stuck_after_ns() / 1'000'000) +
+          " ms, past its time limit of " + std::to_string(opts.time_limit.count()) +
+          " ms, inside code that cannot be interrupted (a C function such "
+          "as string.find)";
+      info.last_error = "abandoned: " + why;
+      abandoned_rules.push_back(std::move(info));
+      spdlog::error(
+          "grain: policy rule '{}' ({}) disabled: {}; the policy thread is abandoned and the "
+          "program goes on without it",
+          name, abandoned_rules.back().trigger, why);
+    } else {
+      spdlog::error(
+          "grain: the policy thread did not finish its queued work in time; it is abandoned "
+          "and the program goes on without it");
+    }
+    abandoned.store(true);
+    return false;
+  }
+  return true;
 }
 
 void engine::impl::record_success(rule& r) {
@@ -216,12 +297,16 @@ void engine::impl::invoke(rule& r, const instrumentation::app_event* ev,
     c.rule_name = &r.name;
     rule* saved = cur_rule;
     cur_rule = &r;
+    const bool outer = begin_call(r);
     try {
       r.cpp(c);
+      if (outer) end_call();
       record_success(r);
     } catch (const std::exception& ex) {
+      if (outer) end_call();
       record_error(r, ex.what());
     } catch (...) {
+      if (outer) end_call();
       record_error(r, "unknown exception");
     }
     cur_rule = saved;
@@ -321,6 +406,29 @@ void engine::impl::run_due_timers() {
               rules.end());
 }
 
+void engine::impl::wait_ticket(std::unique_lock<std::mutex>& lk, std::uint64_t ticket) {
+  const std::uint64_t bound = now_ns() + 2 * stuck_after_ns() + 1'000'000'000ull;
+  while (sync_done < ticket && running.load() && !thread_done) {
+    const std::string name = stuck_rule();
+    if (!name.empty()) {
+      if (stuck_reported != name) {
+        stuck_reported = name;
+        spdlog::error(
+            "grain: policy rule '{}' has run past its time limit of {} ms inside code that "
+            "cannot be interrupted (a C function such as string.find); settle_listeners and "
+            "pump do not wait for it",
+            name, opts.time_limit.count());
+      }
+      return;
+    }
+    if (now_ns() >= bound) {
+      spdlog::warn("grain: the policy thread did not handle its inputs in time; not waiting");
+      return;
+    }
+    sync_cv.wait_for(lk, std::chrono::milliseconds(20));
+  }
+}
+
 // ---- tuners --------------------------------------------------------------------------------
 
 void engine::impl::tuner_apply(rule& r, const tuning::point& p, const std::string& reason,
@@ -338,34 +446,61 @@ void engine::impl::tuner_apply(rule& r, const tuning::point& p, const std::strin
   cur_rule = saved;
 }
 
+// The metric's value for this trigger; empty, with the reason in `why`, when there is none.
+std::optional<double> engine::impl::tuner_metric(const tuner_state& t,
+                                                 const instrumentation::app_event* ev,
+                                                 std::string& why) {
+  const std::string& m = t.req.metric;
+  std::optional<double> v;
+  if (!m.empty() && m[0] == '/') {
+    const auto* c = find_counter(m);
+    if (!c)
+      why = "no counter named '" + m + "' in the snapshots";
+    else if (!c->available)
+      why = "the counter '" + m + "' is unavailable";
+    else
+      v = c->value;
+  } else if (ev) {
+    for (auto& [k, x] : ev->payload)
+      if (k == m) v = x;
+    if (!v) why = "the '" + ev->name + "' events carry no field '" + m + "'";
+  } else {
+    why = "the metric '" + m + "' is not a counter and the trigger is no event";
+  }
+  if (v && !std::isfinite(*v)) {
+    why = "the metric '" + m + "' is not finite";
+    v.reset();
+  }
+  return v;
+}
+
 void engine::impl::tuner_trigger(rule& r, const instrumentation::app_event* ev) {
   tuner_state& t = *r.tuner;
   if (t.finished) return;
   ++r.calls;
   if (!t.current) {
+    for (knob* k : t.knobs) t.start_values.push_back(k->value());
     tuner_next(r);
     return;
+  }
+  std::string why;
+  const std::optional<double> value = tuner_metric(t, ev, why);
+  // Without the metric the search would stay at whatever point it tried first: a whole
+  // window (after the skipped triggers) without it ends the tuner.
+  if (!value) {
+    if (++t.missing >= t.req.skip + t.req.window) {
+      tuner_fail(r, why);
+      return;
+    }
+  } else {
+    t.missing = 0;
   }
   if (t.skip_left > 0) {
     --t.skip_left;
     return;
   }
-  double v = 0;
-  if (!t.req.metric.empty() && t.req.metric[0] == '/') {
-    const auto* c = find_counter(t.req.metric);
-    if (!c || !c->available) return;  // no value this time
-    v = c->value;
-  } else {
-    if (!ev) return;
-    bool found = false;
-    for (auto& [k, x] : ev->payload)
-      if (k == t.req.metric) {
-        v = x;
-        found = true;
-      }
-    if (!found) return;
-  }
-  if (!std::isfinite(v)) return;
+  if (!value) return;
+  const double v = *value;
   t.window.push_back(v);
   if (t.window.size() < t.req.window) return;
   double agg = 0;
@@ -444,10 +579,25 @@ void engine::impl::tuner_finish(rule& r) {
   dispatch_event(ev);
 }
 
+void engine::impl::tuner_fail(rule& r, const std::string& why) {
+  tuner_state& t = *r.tuner;
+  t.finished = true;
+  rule* saved = cur_rule;
+  cur_rule = &r;
+  reads.clear();
+  for (std::size_t i = 0; i < t.knobs.size() && i < t.start_values.size(); ++i)
+    if (t.knobs[i]->value() != t.start_values[i])
+      set_knob(*t.knobs[i], t.start_values[i], "tune: " + why + "; back to the starting value",
+               false);
+  cur_rule = saved;
+  record_error(r, "grain.tune: " + why, "its metric never came");
+}
+
 // ---- queue and thread ----------------------------------------------------------------------
 
 void engine::impl::process(queued& q) {
   std::lock_guard lk(state_m);
+  if (abandoned.load()) return;  // the thread came back after stop() left it behind
   switch (q.kind) {
     case queued::sample:
       process_sample();
@@ -496,6 +646,7 @@ void engine::impl::thread_main() {
       due = next_due();
     }
     std::unique_lock lk(qm);
+    if (abandoned.load()) break;
     if (queue.empty()) {
       if (stopping) break;
       if (due == ~0ull) {
@@ -518,6 +669,9 @@ void engine::impl::thread_main() {
   }
   final_cpu = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
   have_clock.store(false, std::memory_order_release);
+  std::lock_guard lk(qm);
+  thread_done = true;
+  sync_cv.notify_all();
 }
 
 // ---- engine ----------------------------------------------------------------------------------
@@ -529,6 +683,8 @@ engine::~engine() {
     stop();
   } catch (...) {
   }
+  // The abandoned thread may still run in the impl and its Lua state: they stay.
+  if (impl_->abandoned.load()) (void)impl_.release();
 }
 
 void engine::load_file(const std::string& path) {
@@ -585,6 +741,9 @@ int engine::add_tuner(tune_request req) {
     r->period_ns = static_cast<std::uint64_t>(req.period.count()) * 1'000'000ull;
     r->next_due = now_ns() + r->period_ns;
   }
+  if (!tune_metric_fits_trigger(req))
+    throw std::invalid_argument("tune: metric '" + req.metric +
+                                "' is an event field, but the trigger brings no event");
   r->tuner = std::make_unique<tuner_state>();
   r->tuner->search = tuning::make_strategy(req.strategy, req.parameters, req.options);
   for (auto& p : req.parameters) r->tuner->knobs.push_back(&knobs().at(p.name));
@@ -619,7 +778,7 @@ void engine::start(double workers) {
       if (r->period_ns) r->next_due = now + r->period_ns;
   }
   impl_->running.store(true);
-  impl_->th = std::thread([this] { impl_->thread_main(); });
+  impl_->th = std::thread([p = impl_.get()] { p->thread_main(); });
 }
 
 void engine::stop() {
@@ -634,6 +793,12 @@ void engine::stop() {
     impl_->stopping = true;
   }
   impl_->qcv.notify_all();
+  if (!impl_->wait_thread_end()) {
+    impl_->th.detach();
+    impl_->running.store(false);
+    impl_->sync_cv.notify_all();
+    return;
+  }
   impl_->th.join();
   impl_->running.store(false);
   // Anything that arrived during the last moments.
@@ -671,6 +836,7 @@ void engine::feed_event(const instrumentation::app_event& e) {
 }
 
 void engine::pump() {
+  if (impl_->abandoned.load()) return;
   if (impl_->running.load()) {
     std::unique_lock lk(impl_->qm);
     const std::uint64_t ticket = ++impl_->sync_issued;
@@ -679,7 +845,7 @@ void engine::pump() {
     q.sync_ticket = ticket;
     impl_->queue.push_back(std::move(q));
     impl_->qcv.notify_one();
-    impl_->sync_cv.wait(lk, [&] { return impl_->sync_done >= ticket || !impl_->running.load(); });
+    impl_->wait_ticket(lk, ticket);
     return;
   }
   impl_->drain();
@@ -688,6 +854,7 @@ void engine::pump() {
 }
 
 void engine::run_periodic_now() {
+  if (impl_->abandoned.load()) return;
   std::lock_guard lk(impl_->state_m);
   for (auto& r : impl_->rules)
     if (r->period_ns) r->next_due = 0;
@@ -695,7 +862,22 @@ void engine::run_periodic_now() {
 }
 
 std::vector<rule_info> engine::rules() const {
-  std::lock_guard lk(impl_->state_m);
+  if (impl_->abandoned.load()) return impl_->abandoned_rules;
+  // The policy thread holds the lock while it handles an input: wait for it, but not for a
+  // rule stuck past its time limit. (Polled: ThreadSanitizer misreads the timed lock.)
+  std::unique_lock lk(impl_->state_m, std::try_to_lock);
+  const std::uint64_t bound = now_ns() + impl_->stuck_after_ns();
+  while (!lk.owns_lock()) {
+    if (now_ns() >= bound) {
+      rule_info info;
+      if (impl_->stuck_rule(&info).empty()) return {};
+      info.disabled = false;
+      info.last_error = "running past its time limit";
+      return {info};
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    (void)lk.try_lock();
+  }
   std::vector<rule_info> v;
   for (auto& r : impl_->rules) {
     rule_info i;

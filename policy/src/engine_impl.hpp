@@ -19,6 +19,9 @@ namespace grain::policy {
 
 enum class rule_kind { every, on, when, tuner };
 
+// Why the Lua call in progress is being cut: every further instruction raises.
+enum class cut_kind { none, budget, time };
+
 struct tuner_state {
   tune_request req;
   std::unique_ptr<tuning::strategy> search;
@@ -28,7 +31,9 @@ struct tuner_state {
   std::vector<double> window;
   double last_aggregate = 0;
   bool finished = false;
-  int lua_on_done = LUA_NOREF;  // Lua callback (grain.tune{on_done=...})
+  std::vector<double> start_values;  // the knobs before the tuner's first change
+  std::size_t missing = 0;           // triggers in a row without the metric
+  int lua_on_done = LUA_NOREF;       // Lua callback (grain.tune{on_done=...})
 };
 
 struct rule {
@@ -73,6 +78,23 @@ struct engine::impl {
   bool call_lua(rule& r, int ref, const std::function<int(lua_State*)>& push_args);
   void push_event_table(const instrumentation::app_event& e);
   void unref(int ref);
+  // Resets the instruction budget and the deadline for a call of Lua code.
+  void start_limits();
+
+  // ---- the time limit seen from other threads (engine.cpp) ----
+  // A rule call starts and ends (nested calls keep the outer one); returns whether it started.
+  bool begin_call(rule& r);
+  void end_call();
+  // The rule the policy thread has been running for so long past its deadline that it is
+  // stuck where the hook cannot cut it (a C function, code with hooks off); empty if none.
+  std::string stuck_rule(rule_info* info = nullptr);
+  // Waits for the policy thread to end; false when it is stuck or does not end within the
+  // bound (it is then abandoned).
+  bool wait_thread_end();
+  // pump() with the thread: waits until `ticket` is processed, but not for a stuck rule and
+  // not beyond a bound. `lk` holds qm.
+  void wait_ticket(std::unique_lock<std::mutex>& lk, std::uint64_t ticket);
+  std::uint64_t stuck_after_ns() const;
 
   // ---- rules and inputs (engine.cpp) ----
   int add_rule(std::unique_ptr<rule> r);  // policy thread (or before start)
@@ -87,12 +109,17 @@ struct engine::impl {
   std::uint64_t next_due() const;
   void invoke(rule& r, const instrumentation::app_event* ev,
               const std::function<int(lua_State*)>& push_args);
-  void record_error(rule& r, const std::string& msg);
+  // With `disable_why`, the rule is disabled at once (why, for the log).
+  void record_error(rule& r, const std::string& msg, const char* disable_why = nullptr);
   void record_success(rule& r);
   void tuner_trigger(rule& r, const instrumentation::app_event* ev);
   void tuner_apply(rule& r, const tuning::point& p, const std::string& reason, bool force);
   void tuner_next(rule& r);
   void tuner_finish(rule& r);
+  // Ends a tuner that cannot work (`why`), its knobs back at their values from before it.
+  void tuner_fail(rule& r, const std::string& why);
+  std::optional<double> tuner_metric(const tuner_state& t, const instrumentation::app_event* ev,
+                                     std::string& why);
   void thread_main();
   void drain();
 
@@ -110,7 +137,8 @@ struct engine::impl {
   std::atomic<std::size_t> mem_used{0};  // written by the Lua thread only (plain stores)
   std::size_t mem_limit = 0;
   std::uint64_t budget_used = 0;
-  bool budget_exhausted = false;
+  cut_kind cut = cut_kind::none;
+  std::uint64_t deadline_ns = ~0ull;  // now_ns() past which the call in progress is cut
   int hook_granularity = 1000;
   int msgh_ref = LUA_NOREF;
   std::string last_traceback;
@@ -118,7 +146,8 @@ struct engine::impl {
   // Rules (touched by the policy thread only, or by the caller before start).
   std::vector<std::unique_ptr<rule>> rules;
   std::atomic<int> next_id{0};
-  mutable std::mutex state_m;  // held while processing; rules() takes it
+  // Held while processing; rules() takes it (with a bound: a stuck rule keeps it).
+  mutable std::mutex state_m;
 
   // The call in progress.
   rule* cur_rule = nullptr;
@@ -148,7 +177,22 @@ struct engine::impl {
   clockid_t cpu_clock{};
   std::uint64_t final_cpu = 0;
   bool started_once = false;
+  bool thread_done = false;  // under qm; sync_cv announces it
+
+  // The rule call in progress (begin_call/end_call), for stuck_rule from other threads: the
+  // rule cannot be removed before end_call, which takes call_m.
+  std::mutex call_m;
+  rule* call_rule = nullptr;
+  std::uint64_t call_started_ns = 0;
+  std::string stuck_reported;  // rule last reported stuck by pump (under qm)
+  // The policy thread was left behind in a stuck rule: the impl and its Lua state are never
+  // freed (the thread may still use them), and `abandoned_rules` answers rules().
+  std::atomic<bool> abandoned{false};
+  std::vector<rule_info> abandoned_rules;
 };
+
+// A metric that is an event payload field needs an event trigger (not "sample", not a period).
+bool tune_metric_fits_trigger(const tune_request& req);
 
 // Lua helpers shared by the two files.
 engine::impl* engine_of(lua_State* L) noexcept;

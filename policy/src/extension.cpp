@@ -78,6 +78,10 @@ class policy_extension final : public extension {
          "N"},
         {"policy-memory", "memory cap of the Lua policy state in MB (default 64)", true, false,
          "MB"},
+        {"policy-time-limit",
+         "wall-clock limit of one policy rule call in ms (default 1000); a rule past it is "
+         "disabled",
+         true, false, "MS"},
         {"knob", "set a knob at start-up (repeatable), e.g. pool.default.workers=2", true, true,
          "NAME=VALUE"},
         {"list-knobs", "list every knob with its type, range, default and description, then exit",
@@ -107,6 +111,7 @@ class policy_extension final : public extension {
     eo.instruction_budget =
         static_cast<std::uint64_t>(o.get_int("policy-budget", 1'000'000, 1000, 1'000'000'000'000));
     eo.memory_limit = static_cast<std::size_t>(o.get_int("policy-memory", 64, 1, 65536)) << 20;
+    eo.time_limit = std::chrono::milliseconds(o.get_int("policy-time-limit", 1000, 1, 3'600'000));
     engine_ = std::make_unique<engine>(eo);
     for (const std::string& v : o.get_all("policy"))
       for (const std::string& file : split(v, ',')) {
@@ -137,8 +142,8 @@ class policy_extension final : public extension {
 
  private:
   void shutdown() {
-    if (!engine_ || done_) return;
-    done_ = true;
+    // The signal thread (emergency_stop) and the main thread may both get here.
+    if (!engine_ || done_.exchange(true)) return;
     instrumentation::remove_listener(engine_.get());
     engine_->stop();
     detail::detach_cpp_policies(*engine_);
@@ -156,7 +161,7 @@ class policy_extension final : public extension {
   std::unique_ptr<engine> engine_;
   int log_listener_ = 0;
   unsigned workers_ = 0;
-  bool done_ = false;
+  std::atomic<bool> done_{false};
 };
 
 }  // namespace

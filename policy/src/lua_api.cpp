@@ -55,20 +55,27 @@ void* limited_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
 
 void budget_hook(lua_State* L, lua_Debug*) {
   engine::impl* e = engine_of(L);
-  if (!e->budget_exhausted) {
+  if (e->cut == cut_kind::none) {
     e->budget_used += static_cast<std::uint64_t>(lua_gethookcount(L));
-    if (e->budget_used <= e->opts.instruction_budget) {
+    if (e->budget_used > e->opts.instruction_budget)
+      e->cut = cut_kind::budget;
+    else if (now_ns() > e->deadline_ns)
+      e->cut = cut_kind::time;
+    if (e->cut == cut_kind::none) {
       if (lua_gethookcount(L) != e->hook_granularity)
         lua_sethook(L, budget_hook, LUA_MASKCOUNT, e->hook_granularity);
       return;
     }
-    e->budget_exhausted = true;
   }
   // From now on every instruction raises, so that pcall inside the rule cannot swallow it.
   lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
   luaL_where(L, 0);
-  lua_pushfstring(L, "instruction budget of %I exceeded (endless loop?)",
-                  static_cast<lua_Integer>(e->opts.instruction_budget));
+  if (e->cut == cut_kind::budget)
+    lua_pushfstring(L, "instruction budget of %I exceeded (endless loop?)",
+                    static_cast<lua_Integer>(e->opts.instruction_budget));
+  else
+    lua_pushfstring(L, "ran longer than the time limit of %I ms",
+                    static_cast<lua_Integer>(e->opts.time_limit.count()));
   lua_concat(L, 2);
   lua_error(L);
 }
@@ -117,22 +124,40 @@ std::string dirs_text(engine::impl* e) {
   return s.empty() ? "(none)" : s;
 }
 
-// Pushes the compiled chunk of a file inside the module directories, or raises.
+// A path or module name as the C library will see it: one with a NUL inside would be cut
+// there ("name\0x" would load "name"), so it is refused.
+const char* check_path_arg(lua_State* L, int idx, const char* what) {
+  std::size_t len = 0;
+  const char* s = luaL_checklstring(L, idx, &len);
+  if (std::strlen(s) != len) luaL_error(L, "%s: a name with a NUL character is not allowed", what);
+  return s;
+}
+
+// Pushes the compiled chunk of a file inside the module directories, or raises. The check is
+// on the resolved path, so a symlink in a module directory cannot lead outside. (Lua errors
+// longjmp past C++ destructors: no std::string may be alive where one is raised.)
 void load_allowed_file(lua_State* L, const char* path) {
   engine::impl* e = engine_of(L);
-  std::string real = real_path(path);
-  if (real.empty() || !inside_module_dirs(e, real))
-    luaL_error(L, "'%s' is outside the policy module directories (%s)", path, dirs_text(e).c_str());
-  if (luaL_loadfilex(L, real.c_str(), "t") != LUA_OK) lua_error(L);
+  bool inside = false;
+  {
+    const std::string real = real_path(path);
+    inside = !real.empty() && inside_module_dirs(e, real);
+    lua_pushstring(L, inside ? real.c_str() : dirs_text(e).c_str());
+  }
+  if (!inside)
+    luaL_error(L, "'%s' is outside the policy module directories (%s)", path, lua_tostring(L, -1));
+  const int rc = luaL_loadfilex(L, lua_tostring(L, -1), "t");
+  lua_remove(L, -2);
+  if (rc != LUA_OK) lua_error(L);
 }
 
 int l_loadfile(lua_State* L) {
-  load_allowed_file(L, luaL_checkstring(L, 1));
+  load_allowed_file(L, check_path_arg(L, 1, "loadfile"));
   return 1;
 }
 
 int l_dofile(lua_State* L) {
-  load_allowed_file(L, luaL_checkstring(L, 1));
+  load_allowed_file(L, check_path_arg(L, 1, "dofile"));
   lua_call(L, 0, LUA_MULTRET);
   return lua_gettop(L) - 1;
 }
@@ -161,35 +186,91 @@ int l_load(lua_State* L) {
   return 2;
 }
 
-// require(name): modules from the module directories only, cached.
+// require(name): modules from the module directories only, cached. The strings live on the
+// Lua stack, since Lua errors skip C++ destructors.
 int l_require(lua_State* L) {
   engine::impl* e = engine_of(L);
-  std::string name = luaL_checkstring(L, 1);
-  for (char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'))
-      luaL_error(L, "require: invalid module name '%s'", name.c_str());
-  lua_getfield(L, LUA_REGISTRYINDEX, "grain.loaded");
-  lua_getfield(L, -1, name.c_str());
-  if (!lua_isnil(L, -1)) return 1;
+  const char* name = check_path_arg(L, 1, "require");
+  for (const char* c = name; *c; ++c)
+    if (!(std::isalnum(static_cast<unsigned char>(*c)) || *c == '_' || *c == '.' || *c == '-'))
+      return luaL_error(L, "require: invalid module name '%s'", name);
+  lua_settop(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, "grain.loaded");  // 2
+  if (lua_getfield(L, 2, name) != LUA_TNIL) return 1;
   lua_pop(L, 1);
-  std::string rel = name;
-  std::replace(rel.begin(), rel.end(), '.', '/');
-  for (auto& d : e->module_dirs) {
-    std::string path = d + "/" + rel + ".lua";
-    if (::access(path.c_str(), R_OK) != 0) continue;
-    if (luaL_loadfilex(L, path.c_str(), "t") != LUA_OK) lua_error(L);
-    lua_pushstring(L, name.c_str());
-    lua_call(L, 1, 1);
-    if (lua_isnil(L, -1)) {
-      lua_pop(L, 1);
-      lua_pushboolean(L, 1);
-    }
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, name.c_str());
+  const char* rel = luaL_gsub(L, name, ".", "/");  // 3
+  bool found = false;
+  for (std::size_t i = 0; i < e->module_dirs.size() && !found; ++i) {
+    lua_pushfstring(L, "%s/%s.lua", e->module_dirs[i].c_str(), rel);  // 4
+    found = ::access(lua_tostring(L, 4), R_OK) == 0;
+    if (!found) lua_pop(L, 1);
+  }
+  if (!found) {
+    lua_pushstring(L, dirs_text(e).c_str());
+    return luaL_error(L, "module '%s' not found in the policy module directories (%s)", name,
+                      lua_tostring(L, -1));
+  }
+  load_allowed_file(L, lua_tostring(L, 4));
+  lua_pushvalue(L, 1);
+  lua_call(L, 1, 1);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_pushboolean(L, 1);
+  }
+  lua_pushvalue(L, -1);
+  lua_setfield(L, 2, name);
+  return 1;
+}
+
+// The message handler of xpcall runs with debug hooks off when the error comes from the
+// budget hook, so a handler that loops would escape the budget and the time limit. Once a
+// call is cut, the policy's handler is skipped and the error goes on as it is.
+int xpcall_handler(lua_State* L) {
+  if (engine_of(L)->cut != cut_kind::none) {
+    lua_settop(L, 1);
     return 1;
   }
-  return luaL_error(L, "module '%s' not found in the policy module directories (%s)", name.c_str(),
-                    dirs_text(e).c_str());
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+int xpcall_done(lua_State* L, int, lua_KContext nargs) {
+  return lua_gettop(L) - static_cast<int>(nargs);
+}
+
+// xpcall(f, msgh, ...) with msgh behind xpcall_handler; yields still pass (lua_callk).
+int l_xpcall(lua_State* L) {
+  const int n = lua_gettop(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  luaL_checkstack(L, n + 1, "too many arguments to xpcall");
+  lua_pushvalue(L, lua_upvalueindex(1));  // the original xpcall
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_pushcclosure(L, xpcall_handler, 1);
+  for (int i = 3; i <= n; ++i) lua_pushvalue(L, i);
+  lua_callk(L, n, LUA_MULTRET, n, xpcall_done);
+  return xpcall_done(L, LUA_OK, n);
+}
+
+// Finalizers run inside the garbage collector with debug hooks off, where neither the budget
+// nor the time limit can stop them (and lua_close runs them too): policies cannot have any.
+// Only a __gc present when setmetatable is called makes an object finalizable.
+int l_setmetatable(lua_State* L) {
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    lua_pushliteral(L, "__gc");
+    const bool gc = lua_rawget(L, 2) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (gc)
+      return luaL_error(L,
+                        "setmetatable: __gc finalizers are not allowed in policies (they run "
+                        "inside the garbage collector, beyond the time limit)");
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));  // the original setmetatable
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
 }
 
 int l_collectgarbage(lua_State* L) {
@@ -231,6 +312,156 @@ int l_log(lua_State* L) {
   engine::impl* e = engine_of(L);
   spdlog::log(Level, "grain: policy [{}] {}", rule_label(e), concat_args(L));
   return 0;
+}
+
+// ---- read-only API ----------------------------------------------------------------------
+// All policies share one state and its globals. The libraries and the grain table are
+// read-only proxies and their global names cannot be assigned, so that one policy cannot
+// break the rules of another (grain.knob = ..., string.format = nil, grain = {}). The
+// policies' own globals stay shared, as before.
+
+constexpr const char* readonly_key = "grain.readonly";  // registry: set of the proxies
+constexpr const char* api_key = "grain.api";            // registry: the protected globals
+
+int readonly_newindex(lua_State* L) {
+  return luaL_error(L, "the policy API is read-only (cannot assign '%s')",
+                    luaL_tolstring(L, 2, nullptr));
+}
+
+// next() over the real table (upvalue 1) without handing it out.
+int readonly_next(lua_State* L) {
+  lua_settop(L, 2);
+  if (lua_next(L, lua_upvalueindex(1))) return 2;
+  lua_pushnil(L);
+  return 1;
+}
+
+int readonly_pairs(lua_State* L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+
+// Replaces the table at the top of the stack with a read-only proxy of it.
+void make_readonly(lua_State* L) {
+  const int real = lua_gettop(L);
+  lua_newtable(L);
+  lua_createtable(L, 0, 4);
+  lua_pushvalue(L, real);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, readonly_newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushvalue(L, real);
+  lua_pushcclosure(L, readonly_next, 1);
+  lua_pushcclosure(L, readonly_pairs, 1);
+  lua_setfield(L, -2, "__pairs");
+  lua_pushliteral(L, "read-only");
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  lua_getfield(L, LUA_REGISTRYINDEX, readonly_key);
+  lua_pushvalue(L, -2);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  lua_replace(L, real);
+}
+
+bool is_api_global(lua_State* L, int key) {
+  lua_getfield(L, LUA_REGISTRYINDEX, api_key);
+  lua_pushvalue(L, key);
+  const bool api = lua_rawget(L, -2) != LUA_TNIL;
+  lua_pop(L, 2);
+  return api;
+}
+
+// __newindex of the globals: new names are the policies' own, API names are refused.
+int globals_newindex(lua_State* L) {
+  if (is_api_global(L, 2))
+    return luaL_error(L, "'%s' is part of the policy API and cannot be assigned",
+                      luaL_tolstring(L, 2, nullptr));
+  lua_settop(L, 3);
+  lua_rawset(L, 1);
+  return 0;
+}
+
+// rawset would get around both: refused on the proxies and for API names in the globals.
+int l_rawset(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_getfield(L, LUA_REGISTRYINDEX, readonly_key);
+  lua_pushvalue(L, 1);
+  const bool proxy = lua_rawget(L, -2) != LUA_TNIL;
+  lua_pop(L, 2);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  const bool globals = lua_rawequal(L, 1, -1);
+  lua_pop(L, 1);
+  if (proxy || (globals && is_api_global(L, 2)))
+    return luaL_error(L, "rawset: the policy API is read-only");
+  lua_pushvalue(L, lua_upvalueindex(1));  // the original rawset
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+// Called last in open_libs: every global so far becomes API.
+void lock_api(lua_State* L) {
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, readonly_key);
+  lua_getglobal(L, "rawset");
+  lua_pushcclosure(L, l_rawset, 1);
+  lua_setglobal(L, "rawset");
+  // grain.log, then grain, then the libraries.
+  lua_getglobal(L, "grain");
+  lua_getfield(L, -1, "log");
+  make_readonly(L);
+  lua_setfield(L, -2, "log");
+  lua_pop(L, 1);
+  for (const char* lib :
+       {"grain", LUA_STRLIBNAME, LUA_TABLIBNAME, LUA_MATHLIBNAME, LUA_UTF8LIBNAME, LUA_COLIBNAME}) {
+    lua_getglobal(L, lib);
+    make_readonly(L);
+    lua_setglobal(L, lib);
+  }
+  // The string metatable leads to the real string table.
+  lua_pushliteral(L, "");
+  lua_getmetatable(L, -1);
+  lua_pushliteral(L, "read-only");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 2);
+  // The knob methods.
+  luaL_getmetatable(L, knob_meta);
+  lua_pushliteral(L, "read-only");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+  // The globals move into the API table, reached through the globals' metatable.
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  const int g = lua_gettop(L);
+  lua_newtable(L);
+  const int api = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, g)) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, api);
+  }
+  lua_pushnil(L);
+  while (lua_next(L, api)) {
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_pushnil(L);
+    lua_rawset(L, g);
+  }
+  lua_pushvalue(L, api);
+  lua_setfield(L, LUA_REGISTRYINDEX, api_key);
+  lua_createtable(L, 0, 3);
+  lua_pushvalue(L, api);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, globals_newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushliteral(L, "read-only");
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, g);
+  lua_settop(L, g - 1);
 }
 
 // ---- counters --------------------------------------------------------------------------
@@ -301,8 +532,10 @@ int l_knob(lua_State* L) {
   std::size_t len = 0;
   const char* name = luaL_checklstring(L, 1, &len);
   knob* k = knobs().find(std::string_view(name, len));
-  if (!k)
-    return luaL_error(L, "no knob named '%s' (known knobs: %s)", name, knobs().names().c_str());
+  if (!k) {
+    lua_pushstring(L, knobs().names().c_str());  // no C++ string may outlive a Lua error
+    return luaL_error(L, "no knob named '%s' (known knobs: %s)", name, lua_tostring(L, -1));
+  }
   auto** ud = static_cast<knob**>(lua_newuserdatauv(L, sizeof(knob*), 0));
   *ud = k;
   luaL_setmetatable(L, knob_meta);
@@ -490,79 +723,88 @@ int l_cancel(lua_State* L) {
 
 // ---- grain.tune{...} -------------------------------------------------------------------
 
+// grain.tune parses into C++ objects, and Lua errors longjmp past their destructors: the
+// parsing reports bad input with C++ exceptions, and l_tune raises the Lua error after every
+// C++ object is gone.
 double opt_number(lua_State* L, int t, const char* key, double def) {
   lua_getfield(L, t, key);
-  double v = lua_isnil(L, -1) ? def : luaL_checknumber(L, -1);
+  int isnum = 1;
+  const double v = lua_isnil(L, -1) ? def : lua_tonumberx(L, -1, &isnum);
   lua_pop(L, 1);
+  if (!isnum) throw std::invalid_argument(std::string("'") + key + "' must be a number");
   return v;
 }
 
 std::string opt_string(lua_State* L, int t, const char* key, const char* def) {
   lua_getfield(L, t, key);
-  std::string v = lua_isnil(L, -1) ? std::string(def) : std::string(luaL_checkstring(L, -1));
+  const bool nil = lua_isnil(L, -1), text = lua_isstring(L, -1);
+  std::string v = nil ? std::string(def) : text ? std::string(lua_tostring(L, -1)) : "";
   lua_pop(L, 1);
+  if (!nil && !text) throw std::invalid_argument(std::string("'") + key + "' must be a string");
   return v;
 }
 
-tuning::parameter knob_parameter(lua_State* L, const char* name) {
+tuning::parameter knob_parameter(const std::string& name) {
   knob* k = knobs().find(name);
   if (!k)
-    luaL_error(L, "grain.tune: no knob named '%s' (known knobs: %s)", name,
-               knobs().names().c_str());
+    throw std::invalid_argument("no knob named '" + name + "' (known knobs: " + knobs().names() +
+                                ")");
   return tuning::parameter::from_knob(*k);
 }
 
-int l_tune(lua_State* L) {
-  engine::impl* e = engine_of(L);
-  luaL_checktype(L, 1, LUA_TTABLE);
+tune_request parse_tune(lua_State* L) {
   tune_request req;
   lua_getfield(L, 1, "knobs");
-  if (!lua_istable(L, -1)) return luaL_error(L, "grain.tune: 'knobs' must be a list of knobs");
+  if (!lua_istable(L, -1)) throw std::invalid_argument("'knobs' must be a list of knobs");
   const lua_Integer n = luaL_len(L, -1);
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_rawgeti(L, -1, i);
     if (lua_type(L, -1) == LUA_TSTRING) {
-      req.parameters.push_back(knob_parameter(L, lua_tostring(L, -1)));
+      req.parameters.push_back(knob_parameter(lua_tostring(L, -1)));
     } else if (lua_istable(L, -1)) {
       const int t = lua_gettop(L);
       std::string name = opt_string(L, t, "name", "");
-      tuning::parameter p = knob_parameter(L, name.c_str());
+      tuning::parameter p = knob_parameter(name);
       // A narrower range than the knob's; values outside the knob's range are clamped.
       p.min = std::max(p.min, opt_number(L, t, "min", p.min));
       p.max = std::min(p.max, opt_number(L, t, "max", p.max));
       p.step = opt_number(L, t, "step", p.step);
       if (p.type == knob_type::integer && p.step < 1) p.step = 1;
-      if (p.min > p.max) luaL_error(L, "grain.tune: knob %s: min > max", name.c_str());
+      if (p.min > p.max) throw std::invalid_argument("knob " + name + ": min > max");
       p.initial = std::clamp(opt_number(L, t, "start", p.initial), p.min, p.max);
       req.parameters.push_back(std::move(p));
     } else {
-      return luaL_error(L, "grain.tune: knobs[%d] must be a knob name or {name=..., min=...}",
-                        static_cast<int>(i));
+      throw std::invalid_argument("knobs[" + std::to_string(i) +
+                                  "] must be a knob name or {name=..., min=...}");
     }
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
-  if (req.parameters.empty()) return luaL_error(L, "grain.tune: no knob to tune");
+  if (req.parameters.empty()) throw std::invalid_argument("no knob to tune");
   req.metric = opt_string(L, 1, "metric", "");
   if (req.metric.empty())
-    return luaL_error(L, "grain.tune: 'metric' (a counter or an event payload field) is required");
+    throw std::invalid_argument("'metric' (a counter or an event payload field) is required");
   const std::string goal = opt_string(L, 1, "goal", "min");
   if (goal != "min" && goal != "max")
-    return luaL_error(L, "grain.tune: goal must be \"min\" or \"max\"");
+    throw std::invalid_argument("goal must be \"min\" or \"max\"");
   req.maximize = goal == "max";
   req.strategy = opt_string(L, 1, "strategy", "nelder_mead");
   lua_getfield(L, 1, "trigger");
-  if (lua_type(L, -1) == LUA_TNUMBER) {
-    const double ms = lua_tonumber(L, -1);
-    if (!(ms >= 1)) return luaL_error(L, "grain.tune: a periodic trigger must be >= 1 ms");
+  const int trigger_type = lua_type(L, -1);
+  const double ms = trigger_type == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
+  if (trigger_type == LUA_TSTRING) req.trigger = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  if (trigger_type == LUA_TNUMBER) {
+    if (!(ms >= 1)) throw std::invalid_argument("a periodic trigger must be >= 1 ms");
     req.trigger.clear();
     req.period = std::chrono::milliseconds(static_cast<long long>(ms));
-  } else if (lua_type(L, -1) == LUA_TSTRING) {
-    req.trigger = lua_tostring(L, -1);
-  } else if (!lua_isnil(L, -1)) {
-    return luaL_error(L, "grain.tune: trigger must be \"sample\", an event name or ms");
+  } else if (trigger_type != LUA_TSTRING && trigger_type != LUA_TNIL) {
+    throw std::invalid_argument("trigger must be \"sample\", an event name or ms");
   }
-  lua_pop(L, 1);
+  if (!tune_metric_fits_trigger(req))
+    throw std::invalid_argument("metric '" + req.metric +
+                                "' is an event field, but the trigger brings no event: use a "
+                                "counter name (/...) or trigger = \"event name\"");
   req.window = static_cast<std::size_t>(std::max(1.0, opt_number(L, 1, "window", 3)));
   req.skip = static_cast<std::size_t>(std::max(0.0, opt_number(L, 1, "skip", 1)));
   req.options.budget = static_cast<std::size_t>(std::max(0.0, opt_number(L, 1, "budget", 0)));
@@ -571,7 +813,7 @@ int l_tune(lua_State* L) {
       static_cast<std::size_t>(std::max(2.0, opt_number(L, 1, "levels", 11)));
   const std::string agg = opt_string(L, 1, "aggregate", "median");
   if (agg != "median" && agg != "mean")
-    return luaL_error(L, "grain.tune: aggregate must be \"median\" or \"mean\"");
+    throw std::invalid_argument("aggregate must be \"median\" or \"mean\"");
   req.median = agg == "median";
   req.name = opt_string(L, 1, "name", "");
   if (req.name.empty()) {
@@ -582,14 +824,20 @@ int l_tune(lua_State* L) {
     else
       req.name = "tune";
   }
+  return req;
+}
+
+// Adds the tuner; returns its id, or 0 with the reason in `err`.
+int add_tuner_rule(lua_State* L, char (&err)[2048]) {
+  engine::impl* e = engine_of(L);
   int on_done = LUA_NOREF;
-  lua_getfield(L, 1, "on_done");
-  if (lua_isfunction(L, -1))
-    on_done = luaL_ref(L, LUA_REGISTRYINDEX);
-  else
-    lua_pop(L, 1);
-  int id = 0;
   try {
+    tune_request req = parse_tune(L);
+    lua_getfield(L, 1, "on_done");
+    if (lua_isfunction(L, -1))
+      on_done = luaL_ref(L, LUA_REGISTRYINDEX);
+    else
+      lua_pop(L, 1);
     auto r = std::make_unique<rule>();
     r->kind = rule_kind::tuner;
     r->name = req.name;
@@ -604,11 +852,19 @@ int l_tune(lua_State* L) {
       r->next_due = now_ns() + r->period_ns;
     }
     r->tuner->req = std::move(req);
-    id = e->add_rule(std::move(r));
+    return e->add_rule(std::move(r));
   } catch (const std::exception& ex) {
     e->unref(on_done);
-    return luaL_error(L, "grain.tune: %s", ex.what());
+    std::snprintf(err, sizeof err, "%s", ex.what());
+    return 0;
   }
+}
+
+int l_tune(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  char err[2048] = "";
+  const int id = add_tuner_rule(L, err);
+  if (id == 0) return luaL_error(L, "grain.tune: %s", err);
   lua_pushinteger(L, id);
   return 1;
 }
@@ -623,15 +879,12 @@ void engine::impl::unref(int ref) {
   if (ref != LUA_NOREF && L) luaL_unref(L, LUA_REGISTRYINDEX, ref);
 }
 
-void engine::impl::open_state() {
-  mem_limit = opts.memory_limit;
-  L = lua_newstate(limited_alloc, this);
-  if (!L) throw std::runtime_error("grain: cannot create the Lua state (memory limit too small?)");
-  *static_cast<engine::impl**>(lua_getextraspace(L)) = this;
-  hook_granularity =
-      static_cast<int>(std::clamp<std::uint64_t>(opts.instruction_budget / 4, 1, 1000));
-  lua_sethook(L, budget_hook, LUA_MASKCOUNT, hook_granularity);
+namespace {
 
+// The libraries and the grain table; run under lua_pcall, since any of it can run out of
+// memory under a small --grain:policy-memory.
+int open_libs(lua_State* L) {
+  engine::impl* e = engine_of(L);
   static const luaL_Reg libs[] = {
       {LUA_GNAME, luaopen_base},        {LUA_TABLIBNAME, luaopen_table},
       {LUA_STRLIBNAME, luaopen_string}, {LUA_MATHLIBNAME, luaopen_math},
@@ -652,6 +905,12 @@ void engine::impl::open_state() {
   lua_setglobal(L, "require");
   lua_pushcfunction(L, l_collectgarbage);
   lua_setglobal(L, "collectgarbage");
+  lua_getglobal(L, "xpcall");
+  lua_pushcclosure(L, l_xpcall, 1);
+  lua_setglobal(L, "xpcall");
+  lua_getglobal(L, "setmetatable");
+  lua_pushcclosure(L, l_setmetatable, 1);
+  lua_setglobal(L, "setmetatable");
   lua_pushcfunction(L, l_log<spdlog::level::info>);
   lua_setglobal(L, "print");
   lua_getglobal(L, "string");
@@ -694,56 +953,121 @@ void engine::impl::open_state() {
   lua_setfield(L, -2, "log");
   lua_setglobal(L, "grain");
 
+  lock_api(L);
   lua_pushcfunction(L, message_handler);
-  msgh_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  e->msgh_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 0;
+}
+
+// Runs with the arguments on the Lua side of the protected call, so that running out of
+// memory while pushing them is an error of the call, not a panic.
+struct call_request {
+  int ref;
+  const std::function<int(lua_State*)>* push_args;
+};
+
+int protected_call(lua_State* L) {
+  auto* req = static_cast<const call_request*>(lua_touserdata(L, 1));
+  lua_settop(L, 0);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, req->ref);
+  const int nargs = *req->push_args ? (*req->push_args)(L) : 0;
+  lua_call(L, nargs, 0);
+  return 0;
+}
+
+struct load_request {
+  std::string_view code;
+  const char* name;  // file name, or chunk name for code
+  bool is_file;
+};
+
+int protected_load(lua_State* L) {
+  auto* req = static_cast<const load_request*>(lua_touserdata(L, 1));
+  const int rc = req->is_file
+                     ? luaL_loadfilex(L, req->name, "t")
+                     : luaL_loadbufferx(L, req->code.data(), req->code.size(), req->name, "t");
+  if (rc != LUA_OK) lua_error(L);
+  return 1;
+}
+
+// The message of a failed lua_pcall (a string: our handler makes one; Lua's own are strings).
+std::string error_text(lua_State* L) {
+  return lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "unknown error";
+}
+
+}  // namespace
+
+void engine::impl::open_state() {
+  mem_limit = opts.memory_limit;
+  L = lua_newstate(limited_alloc, this);
+  if (!L) throw std::runtime_error("grain: cannot create the Lua state (memory limit too small?)");
+  *static_cast<engine::impl**>(lua_getextraspace(L)) = this;
+  hook_granularity =
+      static_cast<int>(std::clamp<std::uint64_t>(opts.instruction_budget / 4, 1, 1000));
+  lua_sethook(L, budget_hook, LUA_MASKCOUNT, hook_granularity);
+  lua_pushcfunction(L, open_libs);
+  if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+    const std::string msg = error_text(L);
+    lua_close(L);
+    L = nullptr;
+    throw std::runtime_error("grain: cannot set up the Lua state: " + msg +
+                             " (memory limit too small?)");
+  }
 }
 
 void engine::impl::load(std::string_view code, const std::string& chunk, bool is_file) {
+  if (abandoned.load()) throw policy_error(chunk + ": the policy thread was abandoned");
   std::lock_guard lk(state_m);
   lua_settop(L, 0);
-  int rc;
-  if (is_file)
-    rc = luaL_loadfilex(L, chunk.c_str(), "t");
-  else
-    rc = luaL_loadbufferx(L, code.data(), code.size(), ("=" + chunk).c_str(), "t");
-  if (rc != LUA_OK) {
-    std::string msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "unknown error";
+  const std::string name = is_file ? chunk : "=" + chunk;
+  const load_request req{code, name.c_str(), is_file};
+  lua_pushcfunction(L, protected_load);
+  lua_pushlightuserdata(L, const_cast<load_request*>(&req));
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    std::string msg = error_text(L);
     lua_settop(L, 0);
     throw policy_error(msg);
   }
   lua_rawgeti(L, LUA_REGISTRYINDEX, msgh_ref);
   lua_insert(L, 1);
-  budget_used = 0;
-  budget_exhausted = false;
-  lua_sethook(L, budget_hook, LUA_MASKCOUNT, hook_granularity);
+  start_limits();
   load_rule_name = basename_of(chunk);
   reads.clear();
-  rc = lua_pcall(L, 0, 0, 1);
+  const int rc = lua_pcall(L, 0, 0, 1);
   load_rule_name.clear();
   if (rc != LUA_OK) {
-    std::string msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "unknown error";
+    std::string msg = error_text(L);
     lua_settop(L, 0);
     throw policy_error(msg);
   }
   lua_settop(L, 0);
 }
 
+void engine::impl::start_limits() {
+  budget_used = 0;
+  cut = cut_kind::none;
+  deadline_ns = now_ns() + static_cast<std::uint64_t>(opts.time_limit.count()) * 1'000'000ull;
+  lua_sethook(L, budget_hook, LUA_MASKCOUNT, hook_granularity);
+}
+
 bool engine::impl::call_lua(rule& r, int ref, const std::function<int(lua_State*)>& push_args) {
+  const bool outer = begin_call(r);
   lua_settop(L, 0);
   lua_rawgeti(L, LUA_REGISTRYINDEX, msgh_ref);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-  const int nargs = push_args ? push_args(L) : 0;
-  budget_used = 0;
-  budget_exhausted = false;
-  lua_sethook(L, budget_hook, LUA_MASKCOUNT, hook_granularity);
+  lua_pushcfunction(L, protected_call);
+  const call_request req{ref, &push_args};
+  lua_pushlightuserdata(L, const_cast<call_request*>(&req));
+  start_limits();
   rule* saved = cur_rule;
   cur_rule = &r;
-  const int rc = lua_pcall(L, nargs, 0, 1);
+  const int rc = lua_pcall(L, 1, 0, 1);
   cur_rule = saved;
+  if (outer) end_call();
   if (rc != LUA_OK) {
-    std::string msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "unknown error";
+    std::string msg = error_text(L);
     lua_settop(L, 0);
-    record_error(r, msg);
+    // A rule that ran for a whole time limit would hold up every other rule each time.
+    record_error(r, msg, cut == cut_kind::time ? "it ran past the time limit" : nullptr);
     return false;
   }
   lua_settop(L, 0);

@@ -32,6 +32,11 @@ class policy_error : public std::runtime_error {
 struct engine_options {
   std::uint64_t instruction_budget = 1'000'000;  // Lua VM instructions per rule call
   std::size_t memory_limit = 64u << 20;          // bytes the Lua state may allocate
+  // Wall-clock limit of one rule call: Lua code past it is cut (and the rule disabled); a
+  // call stuck where Lua cannot cut it (inside one C function such as string.find) is not
+  // waited for: after twice the limit, stop() leaves the policy thread behind and
+  // pump()/settle() return.
+  std::chrono::milliseconds time_limit{1000};
   // Directories `require`, `dofile` and `loadfile` may read from. Empty: the policies-lua/
   // folder of the source tree and of the installation. load_file adds the policy file's own
   // directory.
