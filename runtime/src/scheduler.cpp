@@ -79,8 +79,10 @@ void end_phase_suspending(worker* w, task_base* t) {
   std::uint64_t ts = 0;
 #if GRAIN_TIMING
   ts = now_ns();
+  w->stats->phase_ending();
   w->stats->exec_ns.add(ts - w->phase_start_ns);
   account_func(w, ts);
+  w->stats->phase_ended();
 #endif
   if (auto h = g_hooks.phase_end) h(w->id, t->info, false, ts ? ts : now_ns());
 }
@@ -358,6 +360,7 @@ inline void begin_phase(worker* w, const task_info& info, std::uint64_t queued_n
   ts = now_ns();
   account_func(w, ts);
   w->phase_start_ns = ts;
+  w->stats->phase_begun(ts);
   if (queued_ns) {
     wait_ns.add(ts - queued_ns);
     wait_count.inc();
@@ -383,8 +386,10 @@ void run_task(worker* w, task_base* t, bool from_queue) {
   std::uint64_t ts = 0;
 #if GRAIN_TIMING
   ts = now_ns();
+  w->stats->phase_ending();
   w->stats->exec_ns.add(ts - w->phase_start_ns);
   account_func(w, ts);
+  w->stats->phase_ended();
 #endif
   if (auto h = g_hooks.phase_end) h(w->id, info, true, ts ? ts : now_ns());
 }
