@@ -274,16 +274,17 @@ class threads_provider final : public counter_provider {
     std::uint32_t metric;
   };
 
-  // A reading races with the worker's own clock read at a phase end (the reader's `now` may
-  // be later than the end the worker records), so a period in progress can come out a little
-  // longer than the worker later accounts it. Times that only grow must not go back: keep the
-  // largest reading until the worker's totals catch up.
+  // A period in progress can come out a few ns longer than the worker then accounts it (its
+  // clock read at the end is not ordered with the reader's), so a later reading could be a
+  // little smaller: exec and func only grow, so keep the largest reading until the worker's
+  // totals catch up. The worker marks a phase end before reading the clock, so the excess
+  // kept here stays tiny even when the worker is preempted there. idle_ns is not held: the
+  // idle end has no such mark, and a kept excess would last until the next idle period.
   raw_totals read(unsigned w, std::uint64_t now) noexcept {
     raw_totals r = read_worker(src_.stats(w), now);
     raw_totals& l = last_[w];
     l.exec_ns = r.exec_ns = std::max(r.exec_ns, l.exec_ns);
     l.func_ns = r.func_ns = std::max(r.func_ns, l.func_ns);
-    l.idle_ns = r.idle_ns = std::max(r.idle_ns, l.idle_ns);
     return r;
   }
 
@@ -400,11 +401,11 @@ class threads_provider final : public counter_provider {
   std::vector<instance> instances_;  // workers (by id), pools, locality total
   std::vector<entry> entries_;
   std::vector<counter_info> infos_;
-  std::vector<raw_totals> base_;   // per worker, at the last reset
-  std::vector<raw_totals> last_;   // per worker, the largest times read so far
+  std::vector<raw_totals> base_;     // per worker, at the last reset
+  std::vector<raw_totals> last_;     // per worker, the largest exec and func read so far
   std::vector<raw_totals> sampled_;  // per worker, read by the last sample()
   std::uint64_t sampled_at_ = 0;     // its `now`
-  std::vector<raw_totals> delta_;  // per instance, this sample
+  std::vector<raw_totals> delta_;    // per instance, this sample
   std::vector<std::uint64_t> queue_staged_, queue_pending_, active_;
 };
 

@@ -78,8 +78,8 @@ void make_ready_action(void*, fiber* from) {
 void end_phase_suspending(worker* w, task_base* t) {
   std::uint64_t ts = 0;
 #if GRAIN_TIMING
-  ts = now_ns();
   w->stats->phase_ending();
+  ts = now_ns();
   w->stats->exec_ns.add(ts - w->phase_start_ns);
   account_func(w, ts);
   w->stats->phase_ended();
@@ -385,8 +385,8 @@ void run_task(worker* w, task_base* t, bool from_queue) {
   if (from_queue) w->finished_spawned.inc();
   std::uint64_t ts = 0;
 #if GRAIN_TIMING
-  ts = now_ns();
   w->stats->phase_ending();
+  ts = now_ns();
   w->stats->exec_ns.add(ts - w->phase_start_ns);
   account_func(w, ts);
   w->stats->phase_ended();

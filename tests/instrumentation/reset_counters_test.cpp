@@ -125,6 +125,7 @@ end, "reset")
 )";
   grain::knob& done = grain::knobs().define_double("test.reset.done", 0, 1, 0, "reset done");
   done.set(0, "test");
+  grain::sample_value("/app/test-reset-now", 0);  // application counters outlive a runtime
   grain::runtime rt({"--grain:threads=2", "--grain:sample-interval=5", "--grain:policy=" + policy},
                     false);
   run_tasks(500);

@@ -58,9 +58,11 @@ struct alignas(64) worker_stats {
   void phase_begun(std::uint64_t ts) noexcept {
     phase_since_ns.v.store(ts, std::memory_order_release);
   }
-  // Before folding the ending phase into exec_ns and func_ns. A reader that sees phase_closing,
-  // or a phase_since that changed while it read the totals, reads again: otherwise it could add
-  // (now - start) to totals that already hold the phase. On x86 both fences cost nothing.
+  // Before reading the clock for the phase end, then folding the phase into exec_ns and
+  // func_ns. A reader that sees phase_closing, or a phase_since that changed while it read the
+  // totals, reads again: otherwise it could add (now - start) to totals that already hold the
+  // phase. Marking before the clock read keeps a reader's (now - start) from outgrowing the
+  // phase when the worker is preempted at its end. On x86 both fences cost nothing.
   void phase_ending() noexcept {
     phase_since_ns.v.store(phase_closing, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
