@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "grain/clock.hpp"
 #include "grain/instrumentation/app.hpp"
@@ -50,6 +51,13 @@ class instrumentation_extension final : public extension {
          true, "NAME"},
         {"print-counter-interval", "print period in ms (default 0: once, at exit)", true, false,
          "MS"},
+        {"print-counter-at",
+         "also print at start, at stop (= shutdown, the default) or none of them; "
+         "comma-separated, replaces the default",
+         true, true, "start|stop|shutdown|none"},
+        {"reset-counters",
+         "reset every counter after each print: printed values are per print interval", false,
+         false, ""},
         {"print-counter-format", "csv (default: time_s,counter,value) or table", true, false,
          "csv|table"},
         {"print-counter-destination", "write printed counters to FILE (default stdout)", true,
@@ -81,7 +89,10 @@ class instrumentation_extension final : public extension {
 
   void start(runtime_core& rt) override {
     start_ns_ = rt.start_time_ns();
-    if (printer_) add_listener(printer_.get());
+    if (printer_) {
+      add_listener(printer_.get());
+      printer_->print_start();
+    }
     // Printing needs samples: the sampler runs at the finer of the two periods.
     std::uint64_t period = sample_interval_ms_;
     if (print_interval_ms_ > 0 && (period == 0 || print_interval_ms_ < period))
@@ -172,23 +183,8 @@ class instrumentation_extension final : public extension {
     auto names = o.get_all("print-counter");
     if (!names.empty()) {
       std::vector<counter_pattern> pats;
-      for (auto& n : names) {
-        try {
-          pats.emplace_back(n);
-        } catch (const std::invalid_argument& e) {
-          throw option_error(std::string("--grain:print-counter: ") + e.what());
-        }
-        // Objects whose counters exist now (threads, papi, sampler, defined /app counters)
-        // are checked now; others (/app counters defined later, /coalescing) at exit.
-        const auto& obj = pats.back().parts().object;
-        const bool known_now =
-            obj.find('*') == std::string::npos ? registry().has_object(obj) : true;
-        if (known_now && registry().list(n).empty())
-          throw option_error("--grain:print-counter=" + n +
-                             ": no such counter. Run the program with --grain:list-counters to "
-                             "see the valid names ('*' is a wildcard, e.g. "
-                             "/threads{locality#0/total}/*)");
-      }
+      for (auto& n : names) pats.push_back(checked_pattern(n));
+      const detail::print_schedule schedule = print_schedule_of(o);
       std::string fmt = o.get("print-counter-format", "csv");
       print_format pf;
       if (fmt == "csv")
@@ -204,14 +200,66 @@ class instrumentation_extension final : public extension {
           throw option_error("--grain:print-counter-destination=" + dest + ": " +
                              std::strerror(errno));
       }
-      printer_ = std::make_unique<detail::print_listener>(std::move(pats), print_interval_ms_, pf,
-                                                          out, rt.start_time_ns());
+      printer_ = std::make_unique<detail::print_listener>(std::move(pats), schedule, pf, out,
+                                                          rt.start_time_ns());
     } else if (o.has("print-counter-format") || o.has("print-counter-interval") ||
-               (!dest.empty())) {
+               o.has("print-counter-at") || o.has("reset-counters") || (!dest.empty())) {
       spdlog::warn(
           "grain: --grain:print-counter-* options without --grain:print-counter have "
           "no effect");
     }
+  }
+
+  // Objects whose counters the program defines while it runs (grain::counters::define,
+  // grain::event): a pattern that may name one of them can only be checked at exit.
+  static bool defined_later(std::string_view object) {
+    return glob_match(object, "app") || glob_match(object, "events");
+  }
+
+  // A --grain:print-counter pattern that names no counter is an error now, not after the run.
+  counter_pattern checked_pattern(const std::string& n) {
+    std::optional<counter_pattern> p;
+    try {
+      p.emplace(n);
+    } catch (const std::invalid_argument& e) {
+      throw option_error(std::string("--grain:print-counter: ") + e.what());
+    }
+    const std::string& obj = p->parts().object;
+    if (defined_later(obj) || !registry().list(n).empty()) return *p;
+    std::string why = "no such counter";
+    if (obj.find('*') == std::string::npos && !registry().has_object(obj))
+      why += " (no counter object '" + obj + "')";
+    if (n.find('*') == std::string::npos)
+      if (auto near = registry().closest(n)) why += "; did you mean " + *near + "?";
+    throw option_error("--grain:print-counter=" + n + ": " + why +
+                       (why.back() == '?' ? " " : ". ") +
+                       "Run the program with --grain:list-counters to see the valid names ('*' "
+                       "is a wildcard, e.g. /threads{locality#0/total}/*)");
+  }
+
+  static detail::print_schedule print_schedule_of(const options& o) {
+    detail::print_schedule w;
+    w.interval_ms =
+        static_cast<std::uint64_t>(o.get_int("print-counter-interval", 0, 0, 3'600'000));
+    w.reset = o.has("reset-counters");
+    if (o.has("print-counter-at")) {
+      w.at_stop = false;
+      for (auto& v : o.get_all("print-counter-at"))
+        for (auto& at : split_list(v)) {
+          if (at == "start")
+            w.at_start = true;
+          else if (at == "stop" || at == "shutdown")
+            w.at_stop = true;
+          else if (at != "none")
+            throw option_error("--grain:print-counter-at=" + at +
+                               ": use start, stop (or its HPX name shutdown), or none");
+        }
+    }
+    if (!w.at_start && !w.at_stop && w.interval_ms == 0)
+      throw option_error(
+          "--grain:print-counter-at=none without --grain:print-counter-interval would print "
+          "nothing");
+    return w;
   }
 
   void list_counters(std::FILE* out) {

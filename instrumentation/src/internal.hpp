@@ -51,20 +51,30 @@ void write_summary(const std::string& path, const counter_snapshot& final_snapsh
 
 // ---- print-counter output (output.cpp) ----
 enum class print_format { csv, table };
+// When --grain:print-counter prints (--grain:print-counter-interval, -at, --grain:reset-counters).
+struct print_schedule {
+  std::uint64_t interval_ms = 0;  // 0: no periodic prints
+  bool at_start = false;          // once, by print_start()
+  bool at_stop = true;            // the final snapshot
+  bool reset = false;             // registry().reset() after each print: per-interval values
+};
 class print_listener : public listener {
  public:
   // `out` is owned (closed at destruction) unless it is stdout/stderr.
-  print_listener(std::vector<counter_pattern> patterns, std::uint64_t interval_ms, print_format fmt,
+  print_listener(std::vector<counter_pattern> patterns, print_schedule when, print_format fmt,
                  std::FILE* out, std::uint64_t start_ns);
   ~print_listener() override;
   void on_sample(const counter_snapshot& s) override;
+  // The start-up print (if scheduled), from a snapshot taken now.
+  void print_start();
   // Patterns that matched no counter so far.
   std::vector<std::string> unmatched() const;
 
  private:
-  void print(const counter_snapshot& s);
+  void print(const counter_snapshot& s, const char* label);
   std::vector<counter_pattern> patterns_;
   std::vector<bool> matched_;
+  print_schedule when_;
   std::uint64_t interval_ns_;
   print_format fmt_;
   std::FILE* out_;

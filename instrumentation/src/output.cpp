@@ -20,11 +20,12 @@ std::size_t format_value(char* buf, std::size_t size, double v) {
 
 }  // namespace
 
-print_listener::print_listener(std::vector<counter_pattern> patterns, std::uint64_t interval_ms,
+print_listener::print_listener(std::vector<counter_pattern> patterns, print_schedule when,
                                print_format fmt, std::FILE* out, std::uint64_t start_ns)
     : patterns_(std::move(patterns)),
       matched_(patterns_.size(), false),
-      interval_ns_(interval_ms * 1'000'000ull),
+      when_(when),
+      interval_ns_(when.interval_ms * 1'000'000ull),
       fmt_(fmt),
       out_(out),
       start_ns_(start_ns),
@@ -38,12 +39,22 @@ print_listener::~print_listener() {
 }
 
 void print_listener::on_sample(const counter_snapshot& s) {
-  if (s.final || (interval_ns_ > 0 && s.time_ns >= last_print_ns_ + interval_ns_)) {
-    // Keep the print times on the interval grid even if a sample comes late.
-    if (interval_ns_ > 0 && !s.final)
-      last_print_ns_ += ((s.time_ns - last_print_ns_) / interval_ns_) * interval_ns_;
-    print(s);
+  if (s.final) {
+    if (when_.at_stop) print(s, " (final)");
+    return;
   }
+  if (interval_ns_ > 0 && s.time_ns >= last_print_ns_ + interval_ns_) {
+    // Keep the print times on the interval grid even if a sample comes late.
+    last_print_ns_ += ((s.time_ns - last_print_ns_) / interval_ns_) * interval_ns_;
+    print(s, "");
+  }
+}
+
+void print_listener::print_start() {
+  if (!when_.at_start) return;
+  counter_snapshot s;
+  registry().sample(s);
+  print(s, " (start)");
 }
 
 std::vector<std::string> print_listener::unmatched() const {
@@ -53,7 +64,7 @@ std::vector<std::string> print_listener::unmatched() const {
   return out;
 }
 
-void print_listener::print(const counter_snapshot& s) {
+void print_listener::print(const counter_snapshot& s, const char* label) {
   if (!out_) return;
   if (layout_ != s.layout_generation) {
     // The set of counters changed: match the patterns again (only then).
@@ -90,7 +101,7 @@ void print_listener::print(const counter_snapshot& s) {
   } else {
     std::size_t width = 0;
     for (std::size_t i : selected_) width = std::max(width, s.values[i].name.size());
-    std::fprintf(out_, "# t = %s s%s\n", tbuf, s.final ? " (final)" : "");
+    std::fprintf(out_, "# t = %s s%s\n", tbuf, label);
     for (std::size_t i : selected_) {
       const counter_value& v = s.values[i];
       if (v.available) {
@@ -103,6 +114,10 @@ void print_listener::print(const counter_snapshot& s) {
     }
   }
   std::fflush(out_);
+  // Like HPX's --hpx:reset-counters, but for every counter: the /threads counters of pools and
+  // the locality are sums over workers, which a partial reset would make inconsistent. As of
+  // this snapshot, so that the printed intervals add up to the whole run.
+  if (when_.reset && !s.final) registry().reset(s);
 }
 
 }  // namespace grain::instrumentation::detail

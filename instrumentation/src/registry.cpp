@@ -284,6 +284,44 @@ bool counter_registry::has_object(std::string_view object) const {
   return false;
 }
 
+namespace {
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), std::size_t{0});
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+std::optional<std::string> counter_registry::closest(std::string_view name) const {
+  const bool short_form = name.find('{') == std::string_view::npos;
+  // Near enough to be a typo (a swapped or missing letter or two), not another counter.
+  std::size_t best = std::max<std::size_t>(2, name.size() / 5) + 1;
+  std::optional<std::string> out;
+  std::lock_guard lk(impl_->m);
+  for (std::size_t i = 0; i < impl_->infos.size(); ++i) {
+    std::string candidate = impl_->infos[i]->name;
+    if (short_form && !impl_->parsed[i].instance.empty()) {
+      if (impl_->parsed[i].instance != default_instance) continue;
+      candidate = "/" + impl_->parsed[i].object + "/" + impl_->parsed[i].counter;
+    }
+    const std::size_t d = edit_distance(name, candidate);
+    if (d < best) {
+      best = d;
+      out = std::move(candidate);
+    }
+  }
+  return out;
+}
+
 std::vector<counter_value> counter_registry::query(std::string_view pattern) {
   counter_pattern pat(pattern);
   std::lock_guard lk(impl_->m);
@@ -318,6 +356,11 @@ void counter_registry::reset() {
   std::lock_guard lk(impl_->m);
   std::uint64_t now = now_ns();
   for (auto& s : impl_->providers) s.p->reset(now);
+}
+
+void counter_registry::reset(const counter_snapshot& taken) {
+  std::lock_guard lk(impl_->m);
+  for (auto& s : impl_->providers) s.p->reset(taken.time_ns);
 }
 
 void counter_registry::sample(counter_snapshot& out) {

@@ -209,6 +209,8 @@ class threads_provider final : public counter_provider {
                           metrics[m].unit, metrics[m].description, metrics[m].kind});
       }
     base_.assign(nw, raw_totals{});
+    last_.assign(nw, raw_totals{});
+    sampled_.assign(nw, raw_totals{});
     delta_.assign(instances_.size(), raw_totals{});
     queue_staged_.assign(instances_.size(), 0);
     queue_pending_.assign(instances_.size(), 0);
@@ -218,10 +220,16 @@ class threads_provider final : public counter_provider {
   const std::vector<counter_info>& counters() const override { return infos_; }
 
   void reset(std::uint64_t now) override {
-    for (unsigned w = 0; w < base_.size(); ++w) base_[w] = read_worker(src_.stats(w), now);
+    // As of the last sample: start from its readings, so no task completed since is lost.
+    if (now == sampled_at_) {
+      base_ = sampled_;
+      return;
+    }
+    for (unsigned w = 0; w < base_.size(); ++w) base_[w] = read(w, now);
   }
 
   void sample(std::uint64_t now, counter_reading* out) override {
+    sampled_at_ = now;
     // 1. One read of every worker's slots; pools and locality are sums of their workers.
     const std::size_t nw = base_.size();
     const std::size_t first_pool = nw;
@@ -231,7 +239,8 @@ class threads_provider final : public counter_provider {
       queue_staged_[i] = queue_pending_[i] = 0;
     }
     for (std::size_t w = 0; w < nw; ++w) {
-      delta_[w] = minus(read_worker(src_.stats(static_cast<unsigned>(w)), now), base_[w]);
+      sampled_[w] = read(static_cast<unsigned>(w), now);
+      delta_[w] = minus(sampled_[w], base_[w]);
       queue_staged_[w] = src_.queue_length(static_cast<unsigned>(w), queue_kind::staged);
       queue_pending_[w] = src_.queue_length(static_cast<unsigned>(w), queue_kind::pending);
       const std::size_t p = first_pool + instances_[w].pool;
@@ -264,6 +273,20 @@ class threads_provider final : public counter_provider {
     std::uint32_t inst;
     std::uint32_t metric;
   };
+
+  // A period in progress can come out a few ns longer than the worker then accounts it (its
+  // clock read at the end is not ordered with the reader's), so a later reading could be a
+  // little smaller: exec and func only grow, so keep the largest reading until the worker's
+  // totals catch up. The worker marks a phase end before reading the clock, so the excess
+  // kept here stays tiny even when the worker is preempted there. idle_ns is not held: the
+  // idle end has no such mark, and a kept excess would last until the next idle period.
+  raw_totals read(unsigned w, std::uint64_t now) noexcept {
+    raw_totals r = read_worker(src_.stats(w), now);
+    raw_totals& l = last_[w];
+    l.exec_ns = r.exec_ns = std::max(r.exec_ns, l.exec_ns);
+    l.func_ns = r.func_ns = std::max(r.func_ns, l.func_ns);
+    return r;
+  }
 
   // With the scheduler's timing compiled out (GRAIN_TIMING=0) Σt_exec and Σt_func stay 0:
   // every counter derived from them is unavailable rather than a false 0.
@@ -378,8 +401,11 @@ class threads_provider final : public counter_provider {
   std::vector<instance> instances_;  // workers (by id), pools, locality total
   std::vector<entry> entries_;
   std::vector<counter_info> infos_;
-  std::vector<raw_totals> base_;   // per worker, at the last reset
-  std::vector<raw_totals> delta_;  // per instance, this sample
+  std::vector<raw_totals> base_;     // per worker, at the last reset
+  std::vector<raw_totals> last_;     // per worker, the largest exec and func read so far
+  std::vector<raw_totals> sampled_;  // per worker, read by the last sample()
+  std::uint64_t sampled_at_ = 0;     // its `now`
+  std::vector<raw_totals> delta_;    // per instance, this sample
   std::vector<std::uint64_t> queue_staged_, queue_pending_, active_;
 };
 
@@ -406,18 +432,41 @@ raw_totals read_worker(const worker_stats& s, std::uint64_t now) noexcept {
   r.tasks = s.tasks.get();
   r.inline_tasks = s.inline_tasks.get();
   r.phases = s.phases.get();
-  r.exec_ns = s.exec_ns.get();
-  // func/idle and idle_since change together at idle transitions: re-read if one happened.
-  std::uint64_t since = 0;
-  for (int tries = 0; tries < 4; ++tries) {
-    since = s.idle_since_ns.get();
+  // exec/func/idle change together with phase_since and idle_since at phase ends and idle
+  // transitions; the worker takes no lock, so read the totals between two equal readings of
+  // both marks (a seqlock read, see worker_stats::phase_ending) and add the periods in
+  // progress. If the worker keeps changing them, give up on the periods in progress: an
+  // under-count now, which the next reading makes up, never a phase counted twice.
+  std::uint64_t phase = 0, idle = 0;
+  bool consistent = false;
+  for (int tries = 0; tries < 64 && !consistent; ++tries) {
+    phase = s.phase_since_ns.v.load(std::memory_order_acquire);
+    if (phase == phase_closing) {
+      __builtin_ia32_pause();
+      continue;
+    }
+    idle = s.idle_since_ns.get();
+    r.exec_ns = s.exec_ns.get();
     r.func_ns = s.func_ns.get();
     r.idle_ns = s.idle_ns.get();
-    if (s.idle_since_ns.get() == since) break;
+    const std::uint64_t idle_again = s.idle_since_ns.get();
+    std::atomic_thread_fence(std::memory_order_acquire);
+    consistent = s.phase_since_ns.v.load(std::memory_order_relaxed) == phase && idle_again == idle;
   }
-  if (since != 0 && now > since) {
-    r.func_ns += now - since;
-    r.idle_ns += now - since;
+  if (!consistent) {
+    phase = idle = 0;
+    r.exec_ns = s.exec_ns.get();
+    r.func_ns = s.func_ns.get();
+    r.idle_ns = s.idle_ns.get();
+    r.exec_ns = std::min(r.exec_ns, r.func_ns);  // a phase folded into one but not yet the other
+  }
+  if (phase != 0 && now > phase) {
+    r.exec_ns += now - phase;
+    r.func_ns += now - phase;
+  }
+  if (idle != 0 && now > idle) {
+    r.func_ns += now - idle;
+    r.idle_ns += now - idle;
   }
   r.background_ns = s.background_ns.get();
   r.pending_accesses = s.pending_accesses.get();

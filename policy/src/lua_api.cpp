@@ -873,6 +873,13 @@ void set_funcs(lua_State* L, const luaL_Reg* regs) {
   luaL_setfuncs(L, regs, 0);
 }
 
+// grain.reset_counters(): every counter starts again from zero, so that what the next
+// snapshots hold is the behaviour since this call (docs/lua-api.md).
+int l_reset_counters(lua_State*) {
+  instrumentation::registry().reset();
+  return 0;
+}
+
 }  // namespace
 
 void engine::impl::unref(int ref) {
@@ -943,6 +950,8 @@ int open_libs(lua_State* L) {
       {"time", l_time},     {nullptr, nullptr}};
   lua_newtable(L);
   set_funcs(L, grain_funcs);
+  lua_pushcfunction(L, l_reset_counters);
+  lua_setfield(L, -2, "reset_counters");
   static const luaL_Reg log_funcs[] = {{"debug", l_log<spdlog::level::debug>},
                                        {"info", l_log<spdlog::level::info>},
                                        {"warn", l_log<spdlog::level::warn>},

@@ -79,9 +79,11 @@ void make_ready_action(void*, fiber* from) {
 void end_phase_suspending(worker* w, task_base* t) {
   std::uint64_t ts = 0;
 #if GRAIN_TIMING
+  w->stats->phase_ending();
   ts = now_ns();
   w->stats->exec_ns.add(ts - w->phase_start_ns);
   account_func(w, ts);
+  w->stats->phase_ended();
 #endif
   if (auto h = g_hooks.phase_end) h(w->id, t->info, false, ts ? ts : now_ns());
 }
@@ -361,6 +363,7 @@ inline void begin_phase(worker* w, const task_info& info, std::uint64_t queued_n
   ts = now_ns();
   account_func(w, ts);
   w->phase_start_ns = ts;
+  w->stats->phase_begun(ts);
   if (queued_ns) {
     wait_ns.add(ts - queued_ns);
     wait_count.inc();
@@ -387,10 +390,12 @@ void run_task(worker* w, task_base* t, bool from_queue) {
 #if GRAIN_TIMING
   // The phase ends where the callable returned (mark_callable_end); publishing the result and
   // waking its waiters count as the loop's time. A mark older than the phase is another task's.
+  w->stats->phase_ending();
   ts = w->callable_end_ns;
   if (ts < w->phase_start_ns) ts = now_ns();
   w->stats->exec_ns.add(ts - w->phase_start_ns);
   account_func(w, ts);
+  w->stats->phase_ended();
 #endif
   if (auto h = g_hooks.phase_end) h(w->id, info, true, ts ? ts : now_ns());
 }

@@ -145,6 +145,31 @@ TEST(PrintCounter, UnknownCounterIsAClearError) {
   grain::runtime rt({"--grain:threads=1"}, false);
 }
 
+TEST(PrintCounter, UnknownObjectIsAnErrorAtStartWithASuggestion) {
+  // A misspelt object used to run the whole program and only then log an error.
+  try {
+    grain::runtime rt({"--grain:threads=1", "--grain:print-counter=/trheads/idle-rate"}, false);
+    FAIL() << "no error at start-up for an unknown counter object";
+  } catch (const grain::option_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("/trheads/idle-rate"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("did you mean /threads/idle-rate"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--grain:list-counters"), std::string::npos) << msg;
+  }
+  try {
+    grain::runtime rt(
+        {"--grain:threads=1", "--grain:print-counter={locality#0/total}/threads/idle-rate"}, false);
+    FAIL() << "no error for a malformed name";
+  } catch (const grain::option_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--grain:print-counter"), std::string::npos) << e.what();
+  }
+  // Application counters and events are defined while the program runs: accepted now,
+  // checked at exit.
+  grain::runtime rt({"--grain:threads=1", "--grain:print-counter=/app/not-yet-defined",
+                     "--grain:print-counter=/events/count/not-yet-raised"},
+                    false);
+}
+
 TEST(PrintCounter, ListCountersExitsZero) {
   const std::string out = temp_path("list.txt");
   try {

@@ -341,3 +341,33 @@ TEST(CounterRegistry, ExternalProvidersForCoalescingCounters) {
   EXPECT_FALSE(available(r, hn));
   EXPECT_EQ(value_of(r, "/coalescing" + inst + "/count/parcels"), 0);
 }
+
+TEST(ThreadsCounters, PhaseInProgressCounts) {
+  fake_source src({{"default", 1}});
+  counter_registry r;
+  r.add_provider(make_threads_provider(src));
+  src.run(0, 10, 1000, 0);  // 10 us busy
+  // The worker started a phase 1 ms ago that has not ended: it is busy, not frozen.
+  src.slots[0].phase_since_ns.set(grain::now_ns() - 1'000'000);
+  EXPECT_LT(value_of(r, "/threads/idle-rate"), 0.01);
+  EXPECT_GE(value_of(r, "/threads/time/overall"), 1e6 + 1e4);
+  EXPECT_GE(value_of(r, "/threads/time/cumulative"), 1e6 + 1e4);
+  // Per interval: after a reset only the part of the phase since the reset counts.
+  r.reset();
+  const double after = value_of(r, "/threads/time/overall");
+  EXPECT_LT(after, 1e6);
+  EXPECT_LT(value_of(r, "/threads/idle-rate"), 0.01);
+}
+
+TEST(ThreadsCounters, PhaseBeingFoldedInIsNotCountedTwice) {
+  fake_source src({{"default", 1}});
+  counter_registry r;
+  r.add_provider(make_threads_provider(src));
+  src.run(0, 1, 1'000'000, 0);
+  // The worker is adding its ending phase to exec_ns and func_ns: the reader must not add
+  // (now - start) on top of a total that may already hold it, nor wait for ever.
+  src.slots[0].phase_since_ns.set(grain::phase_closing);
+  EXPECT_DOUBLE_EQ(value_of(r, "/threads/time/overall"), 1e6);
+  src.slots[0].phase_since_ns.set(0);
+  EXPECT_DOUBLE_EQ(value_of(r, "/threads/time/overall"), 1e6);
+}

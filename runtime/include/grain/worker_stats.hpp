@@ -13,6 +13,9 @@
 
 namespace grain {
 
+// phase_since_ns while the worker adds an ending phase to its totals (no now_ns() is 1).
+inline constexpr std::uint64_t phase_closing = 1;
+
 struct stat_counter {
   std::atomic<std::uint64_t> v{0};
   void add(std::uint64_t d) noexcept {
@@ -46,6 +49,26 @@ struct alignas(64) worker_stats {
   stat_counter sleeps;            // times the worker went to sleep
   stat_counter idle_since_ns;     // now_ns() when the current idle period began, 0 if busy;
                                   // the sampler adds (now - idle_since) to func and idle
+  // now_ns() when the task phase in progress began (0 outside loop-started phases): a reader
+  // adds (now - phase_since) to exec and func, so a long task shows as busy while it runs.
+  // Only the worker writes it, through phase_begun / phase_ending / phase_ended.
+  stat_counter phase_since_ns;
+
+  // At a phase begin, once func_ns holds the loop time up to `ts` (the phase start).
+  void phase_begun(std::uint64_t ts) noexcept {
+    phase_since_ns.v.store(ts, std::memory_order_release);
+  }
+  // Before reading the clock for the phase end, then folding the phase into exec_ns and
+  // func_ns. A reader that sees phase_closing, or a phase_since that changed while it read the
+  // totals, reads again: otherwise it could add (now - start) to totals that already hold the
+  // phase. Marking before the clock read keeps a reader's (now - start) from outgrowing the
+  // phase when the worker is preempted at its end. On x86 both fences cost nothing.
+  void phase_ending() noexcept {
+    phase_since_ns.v.store(phase_closing, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+  }
+  // After exec_ns and func_ns hold the phase.
+  void phase_ended() noexcept { phase_since_ns.v.store(0, std::memory_order_release); }
 };
 
 }  // namespace grain

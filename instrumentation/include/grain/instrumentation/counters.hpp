@@ -82,7 +82,9 @@ class counter_provider {
   // Write one reading per counter, in the order of counters(). Called with the registry's lock
   // held (never concurrently for one registry); `now` is grain::now_ns().
   virtual void sample(std::uint64_t now, counter_reading* out) = 0;
-  // Make values relative to now (monotonic and average counters); gauges ignore it.
+  // Make values relative to now (monotonic and average counters); gauges ignore it. `now` is
+  // the time of the last sample() when the registry resets as of a snapshot (a provider that
+  // kept that sample's readings may start from them), otherwise grain::now_ns().
   virtual void reset(std::uint64_t /*now*/) {}
 };
 
@@ -110,6 +112,9 @@ class counter_registry {
   std::vector<counter_info> list(std::string_view pattern = "*") const;
   // True when some registered counter has this object ("threads", "papi", "app").
   bool has_object(std::string_view object) const;
+  // The registered name nearest to `name` in edit distance (in the short form when `name`
+  // has no {instance}), for "did you mean" messages; nullopt when none is near.
+  std::optional<std::string> closest(std::string_view name) const;
   // Evaluate the counters matching `pattern` now. Throws std::invalid_argument if malformed.
   std::vector<counter_value> query(std::string_view pattern);
   // One counter by full name (or its short form without {locality#0/total}); nullopt when no
@@ -118,6 +123,11 @@ class counter_registry {
 
   // Every counter starts again from zero (relative to now).
   void reset();
+  // Every counter starts again from zero as of a snapshot just taken (`taken.time_ns`): the
+  // providers that still hold the readings it came from (/threads) start from exactly those,
+  // so that nothing counted between the snapshot and this call is lost and per-interval
+  // values add up to the total; the others start from now.
+  void reset(const counter_snapshot& taken);
 
   // Fill `out` with every counter, sorted by name. Storage (and the name strings) of `out` is
   // reused while out.layout_generation equals the registry's layout: a sample then costs one

@@ -48,8 +48,9 @@ struct raw_totals {
                 staged_wait_count = 0, pending_wait_ns = 0, pending_wait_count = 0, suspensions = 0;
 };
 
-// Reads one worker's slots; time spent in an idle period still in progress is added to
-// func_ns and idle_ns (worker_stats::idle_since_ns).
+// Reads one worker's slots; the periods in progress at `now` are added: an idle period to
+// func_ns and idle_ns (worker_stats::idle_since_ns), a task phase to func_ns and exec_ns
+// (worker_stats::phase_since_ns).
 raw_totals read_worker(const worker_stats& s, std::uint64_t now) noexcept;
 
 }  // namespace grain::instrumentation
