@@ -97,6 +97,7 @@ class policy_extension final : public extension {
         throw option_error("--grain:knob=" + kv + ": " + e.what());
       }
     }
+    check_pending_knobs();
     if (o.has("list-knobs")) {
       list_knobs();
       knobs().clear_initial();
@@ -151,6 +152,28 @@ class policy_extension final : public extension {
       spdlog::warn("grain: --grain:knob={}=...: no knob of that name was defined (known knobs: {})",
                    n, knobs().names());
     knobs().clear_initial();
+  }
+
+  // A --grain:knob for a knob not defined yet waits for the application to define it. Only an
+  // application can still do that, and its knobs live in namespaces of their own
+  // (stencil.nx): a name without a namespace, or in one of the runtime's (pool., inline.,
+  // loop., scheduler.: all defined by now), is a mistake to report now, not at exit.
+  static void check_pending_knobs() {
+    std::vector<std::string> defined;
+    for (knob* k : knobs().all()) defined.push_back(k->name());
+    for (const std::string& n : knobs().pending_initial()) {
+      const auto dot = n.find('.');
+      bool runtime_namespace = dot == std::string::npos;
+      for (const std::string& d : defined)
+        if (dot != std::string::npos && d.compare(0, dot + 1, n, 0, dot + 1) == 0)
+          runtime_namespace = true;
+      if (!runtime_namespace) continue;
+      knobs().clear_initial();
+      throw option_error("--grain:knob=" + n +
+                         "=...: no knob of that name (known knobs: " + knobs().names() +
+                         "; an application's own knobs are named APP.NAME and may be set before "
+                         "it defines them)");
+    }
   }
 
   std::unique_ptr<engine> engine_;
