@@ -156,18 +156,18 @@ class policy_extension final : public extension {
 
   // A --grain:knob for a knob not defined yet waits for the application to define it. Only an
   // application can still do that, and its knobs live in namespaces of their own
-  // (stencil.nx): a name without a namespace, or in one of the runtime's (pool., inline.,
-  // loop., scheduler.: all defined by now), is a mistake to report now, not at exit.
+  // (stencil.nx): a name without a namespace, or in one of the runtime's (whose knobs are all
+  // defined before extensions configure), is a mistake to report now, not at exit. The list
+  // is explicit because knobs outlive runtimes in a process: "was defined before" does not
+  // tell the runtime's namespaces from an application's.
   static void check_pending_knobs() {
-    std::vector<std::string> defined;
-    for (knob* k : knobs().all()) defined.push_back(k->name());
+    static const char* const runtime_namespaces[] = {"pool", "inline", "loop", "scheduler"};
     for (const std::string& n : knobs().pending_initial()) {
       const auto dot = n.find('.');
-      bool runtime_namespace = dot == std::string::npos;
-      for (const std::string& d : defined)
-        if (dot != std::string::npos && d.compare(0, dot + 1, n, 0, dot + 1) == 0)
-          runtime_namespace = true;
-      if (!runtime_namespace) continue;
+      bool runtime_owned = dot == std::string::npos;
+      for (const char* ns : runtime_namespaces)
+        if (dot != std::string::npos && n.compare(0, dot, ns) == 0) runtime_owned = true;
+      if (!runtime_owned) continue;
       knobs().clear_initial();
       throw option_error("--grain:knob=" + n +
                          "=...: no knob of that name (known knobs: " + knobs().names() +
