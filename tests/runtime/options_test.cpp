@@ -1,14 +1,18 @@
 // Option parsing (lists in repeatable options and their environment variables), the start-up
 // checks of the core options (--grain:threads against the machine), --grain:help and
 // --grain:version, and the SIGINT/SIGTERM handling a runtime installs.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -105,54 +109,82 @@ TEST(StartupChecks, HelpAndVersionPrintAndEndStartUp) {
 }
 
 // ---- signals ------------------------------------------------------------------------------
+//
+// Each scenario runs in a fresh process: this test binary again, running only
+// RuntimeSignalsScenario.Run with GRAIN_SIGNAL_SCENARIO set. Not a fork of this (threaded)
+// process: the sanitizers' runtimes do not support starting threads in such a child.
 
-// Runs `body` in a child process; returns its wait status.
-template <class F>
-int in_child(F body) {
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    body();
-    ::_exit(0);
-  }
+int run_scenario(const std::string& name) {
+  const std::string filter = "--gtest_filter=RuntimeSignalsScenario.Run";
+  char* argv[] = {const_cast<char*>("/proc/self/exe"), const_cast<char*>(filter.c_str()), nullptr};
+  ::setenv("GRAIN_SIGNAL_SCENARIO", name.c_str(), 1);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::unsetenv("GRAIN_SIGNAL_SCENARIO");
+  if (rc != 0) return -1;
   int st = 0;
   ::waitpid(pid, &st, 0);
   return st;
 }
 
+std::string status_text(int st) {
+  if (WIFEXITED(st)) return "exit " + std::to_string(WEXITSTATUS(st));
+  if (WIFSIGNALED(st)) return std::string("signal ") + ::strsignal(WTERMSIG(st));
+  return "status " + std::to_string(st);
+}
+
+volatile sig_atomic_t g_app_handler_ran = 0;
+
+// A background job of a non-interactive shell starts with SIGINT ignored: it stays ignored,
+// and SIGTERM still ends the process.
+void ignored_sigint_then_sigterm() {
+  ::signal(SIGINT, SIG_IGN);
+  auto rt = start_runtime({"--grain:threads=2"});
+  ::kill(::getpid(), SIGINT);
+  struct sigaction sa {};
+  ::sigaction(SIGINT, nullptr, &sa);
+  if (sa.sa_handler != SIG_IGN) ::_exit(10);  // the runtime took it over
+  ::kill(::getpid(), SIGTERM);
+  std::this_thread::sleep_for(std::chrono::seconds(20));  // SIGTERM ends us first
+  ::_exit(11);
+}
+
+// An application handler that survives SIGINT: the second signal (SIGTERM, default action)
+// must still end the process, not vanish into a pipe nobody reads any more.
+void handled_sigint_then_sigterm() {
+  ::signal(SIGINT, [](int) { g_app_handler_ran = 1; });
+  auto rt = start_runtime({"--grain:threads=2"});
+  ::kill(::getpid(), SIGINT);
+  for (int i = 0; i < 2000 && !g_app_handler_ran; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (!g_app_handler_ran) ::_exit(12);
+  ::kill(::getpid(), SIGTERM);
+  std::this_thread::sleep_for(std::chrono::seconds(20));
+  ::_exit(13);
+}
+
+TEST(RuntimeSignalsScenario, Run) {
+  const char* name = std::getenv("GRAIN_SIGNAL_SCENARIO");
+  if (!name) GTEST_SKIP() << "runs only as the child process of a RuntimeSignals test";
+  const std::string s = name;
+  if (s == "ignored") ignored_sigint_then_sigterm();
+  if (s == "handled") handled_sigint_then_sigterm();
+  ::_exit(14);  // unknown scenario
+}
+
 TEST(RuntimeSignals, InheritedIgnoredSigintStaysIgnoredAndSigtermStillEnds) {
-  // A background job of a non-interactive shell starts with SIGINT ignored.
-  const int st = in_child([] {
-    ::signal(SIGINT, SIG_IGN);
-    auto rt = start_runtime({"--grain:threads=2"});
-    ::kill(::getpid(), SIGINT);
-    struct sigaction sa {};
-    ::sigaction(SIGINT, nullptr, &sa);
-    if (sa.sa_handler != SIG_IGN) ::_exit(10);  // the runtime took it over
-    ::kill(::getpid(), SIGTERM);
-    std::this_thread::sleep_for(std::chrono::seconds(20));  // SIGTERM ends us first
-    ::_exit(11);
-  });
-  ASSERT_TRUE(WIFSIGNALED(st)) << "exit status " << (WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  const int st = run_scenario("ignored");
+  ASSERT_TRUE(WIFSIGNALED(st)) << status_text(st);
   EXPECT_EQ(WTERMSIG(st), SIGTERM);
 }
 
 TEST(RuntimeSignals, SecondSignalIsNotSwallowed) {
-  // An application handler that survives SIGINT: the second signal (SIGTERM, default action)
-  // must still end the process, not vanish into a pipe nobody reads any more.
-  static volatile sig_atomic_t got = 0;
-  const int st = in_child([] {
-    ::signal(SIGINT, [](int) { got = 1; });
-    auto rt = start_runtime({"--grain:threads=2"});
-    ::kill(::getpid(), SIGINT);
-    for (int i = 0; i < 2000 && !got; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (!got) ::_exit(12);
-    ::kill(::getpid(), SIGTERM);
-    std::this_thread::sleep_for(std::chrono::seconds(20));
-    ::_exit(13);
-  });
-  ASSERT_TRUE(WIFSIGNALED(st)) << "exit status " << (WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  const int st = run_scenario("handled");
+  ASSERT_TRUE(WIFSIGNALED(st)) << status_text(st);
   EXPECT_EQ(WTERMSIG(st), SIGTERM);
 }
 
