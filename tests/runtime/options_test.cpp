@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -137,7 +138,8 @@ std::string status_text(int st) {
   return "status " + std::to_string(st);
 }
 
-volatile sig_atomic_t g_app_handler_ran = 0;
+// Lock-free, so usable in a handler; atomic, since the handler runs on the runtime's signal thread.
+std::atomic<int> g_app_handler_ran{0};
 
 // A background job of a non-interactive shell starts with SIGINT ignored: it stays ignored,
 // and SIGTERM still ends the process.
