@@ -180,6 +180,7 @@ class instrumentation_extension final : public extension {
     }
 
     summary_ = o.get("summary", "");
+    if (!summary_.empty()) detail::check_summary_path(summary_);
     auto names = o.get_all("print-counter");
     if (!names.empty()) {
       std::vector<counter_pattern> pats;

@@ -45,6 +45,8 @@ void save_calibration(const std::string& path, const std::string& app, double t_
                       std::uint64_t tasks, unsigned workers);
 
 // ---- summary (summary.cpp) ----
+// Throws option_error when the summary could not be written at exit (checked at start-up).
+void check_summary_path(const std::string& path);
 void write_summary(const std::string& path, const counter_snapshot& final_snapshot,
                    double wall_time_s, std::uint64_t start_ns, const std::string& app,
                    unsigned workers);

@@ -101,6 +101,7 @@ class policy_extension final : public extension {
         throw option_error("--grain:knob=" + kv + ": " + e.what());
       }
     }
+    check_pending_knobs();
     if (o.has("list-knobs")) {
       list_knobs();
       knobs().clear_initial();
@@ -156,6 +157,28 @@ class policy_extension final : public extension {
       spdlog::warn("grain: --grain:knob={}=...: no knob of that name was defined (known knobs: {})",
                    n, knobs().names());
     knobs().clear_initial();
+  }
+
+  // A --grain:knob for a knob not defined yet waits for the application to define it. Only an
+  // application can still do that, and its knobs live in namespaces of their own
+  // (stencil.nx): a name without a namespace, or in one of the runtime's (whose knobs are all
+  // defined before extensions configure), is a mistake to report now, not at exit. The list
+  // is explicit because knobs outlive runtimes in a process: "was defined before" does not
+  // tell the runtime's namespaces from an application's.
+  static void check_pending_knobs() {
+    static const char* const runtime_namespaces[] = {"pool", "inline", "loop", "scheduler"};
+    for (const std::string& n : knobs().pending_initial()) {
+      const auto dot = n.find('.');
+      bool runtime_owned = dot == std::string::npos;
+      for (const char* ns : runtime_namespaces)
+        if (dot != std::string::npos && n.compare(0, dot, ns) == 0) runtime_owned = true;
+      if (!runtime_owned) continue;
+      knobs().clear_initial();
+      throw option_error("--grain:knob=" + n +
+                         "=...: no knob of that name (known knobs: " + knobs().names() +
+                         "; an application's own knobs are named APP.NAME and may be set before "
+                         "it defines them)");
+    }
   }
 
   std::unique_ptr<engine> engine_;

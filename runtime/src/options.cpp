@@ -15,7 +15,23 @@ const option_spec* find_spec(const std::vector<option_spec>& specs, std::string_
   return nullptr;
 }
 
+// The values of one occurrence of a repeatable option: empty items are dropped, so "a,,b" and
+// a trailing separator are harmless.
+void add_list(std::vector<std::string>& out, std::string_view text, std::string_view separators) {
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t end = text.find_first_of(separators, pos);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > pos) out.emplace_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+}
+
 }  // namespace
+
+const char* options::version() noexcept {
+  return GRAIN_VERSION_STRING;
+}
 
 std::string options::env_name(std::string_view option) {
   std::string e = "GRAIN_";
@@ -63,22 +79,20 @@ void options::parse(const std::vector<std::string>& args, const std::vector<opti
     auto& slot = values_[spec->name];
     if (!slot.empty() && !spec->repeatable)
       throw option_error("option --grain:" + spec->name + " given more than once");
-    slot.push_back(std::move(value));
+    const std::size_t before = slot.size();
+    if (spec->repeatable && spec->takes_value) add_list(slot, value, ",");
+    if (slot.size() == before) slot.push_back(std::move(value));  // a flag, or an empty value
   }
   if (use_environment) {
     for (auto& s : specs) {
       if (values_.count(s.name)) continue;
       if (const char* v = std::getenv(env_name(s.name).c_str())) {
-        std::string text = v;
-        if (s.repeatable) {
-          // Several values in one variable are separated by ';' (paths may contain ',').
-          std::stringstream ss(text);
-          std::string item;
-          while (std::getline(ss, item, ';'))
-            if (!item.empty()) values_[s.name].push_back(item);
-        } else {
-          values_[s.name].push_back(text);
-        }
+        // A variable cannot be given twice: a repeatable option's list is ','-separated like
+        // on the command line; ';' is accepted as well (it was the only separator once).
+        std::vector<std::string> list;
+        if (s.repeatable && s.takes_value) add_list(list, v, ",;");
+        if (list.empty()) list.emplace_back(v);
+        values_[s.name] = std::move(list);
       }
     }
   }

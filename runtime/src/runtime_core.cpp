@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -20,18 +22,42 @@
 namespace grain {
 namespace {
 
+constexpr long long oversubscription_limit = 4;
+
 std::atomic<runtime_core*> g_current{nullptr};
 
-// ---- SIGINT/SIGTERM and std::terminate: let extensions flush (complete traces), then die
-// the way the process would have died without us.
+// ---- Signals and std::terminate: let extensions flush (complete traces, the summary), then
+// die the way the process would have died without us.
+//
+// SIGINT/SIGTERM: the handler writes the signal to a pipe; the signal thread runs the
+// extensions' emergency_stop (locks, files: not signal-safe), puts the dispositions back and
+// raises the signal again. A signal the process inherited as ignored (a background job of a
+// non-interactive shell) is left ignored: there is nothing to flush "before exiting".
+//
+// Crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT): the crashing thread cannot flush, since
+// it may hold any lock; it hands the work to the signal thread and waits (bounded: the flush
+// may need a lock the crashed thread holds) before passing the signal on to the handler that
+// was there before ours (the scheduler's stack-overflow report, or the default action).
+constexpr int stop_signals[] = {SIGINT, SIGTERM};
+constexpr int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+constexpr int crash_flag = 0x80;  // in the pipe byte: the sender waits for done_pipe
+constexpr int crash_wait_ms = 30'000;
+
 int g_signal_pipe[2] = {-1, -1};
-struct sigaction g_old_int, g_old_term;
+int g_done_pipe[2] = {-1, -1};
+struct sigaction g_old[NSIG];
+std::atomic<bool> g_ours[NSIG];  // the signal thread and stop() may both restore
 std::thread g_signal_thread;
+std::atomic<bool> g_emergency_begun{false};
 std::terminate_handler g_old_terminate = nullptr;
 std::once_flag g_emergency_once;
 
+void on_signal(int sig);
+void on_crash(int sig, siginfo_t* si, void*);
+
 void emergency(runtime_core* rt) {
   if (!rt) return;
+  g_emergency_begun.store(true);
   std::call_once(g_emergency_once, [rt] {
     auto exts = rt->extensions();
     for (auto it = exts.rbegin(); it != exts.rend(); ++it) {
@@ -43,10 +69,44 @@ void emergency(runtime_core* rt) {
   });
 }
 
+// Put back the dispositions we replaced, unless someone replaced ours in the meantime.
+void restore_signal(int sig) {
+  if (!g_ours[sig].exchange(false)) return;
+  struct sigaction cur {};
+  ::sigaction(sig, nullptr, &cur);
+  const bool ours =
+      (cur.sa_flags & SA_SIGINFO) ? cur.sa_sigaction == on_crash : cur.sa_handler == on_signal;
+  if (ours) ::sigaction(sig, &g_old[sig], nullptr);
+}
+
+void restore_all_signals() {
+  for (int sig : stop_signals) restore_signal(sig);
+  for (int sig : crash_signals) restore_signal(sig);
+}
+
 void on_signal(int sig) {
   unsigned char b = static_cast<unsigned char>(sig);
   ssize_t r = ::write(g_signal_pipe[1], &b, 1);
   (void)r;
+}
+
+void on_crash(int sig, siginfo_t* si, void*) {
+  const int saved_errno = errno;
+  // Only the first crash waits for the flush; a crash during the flush (in the signal thread,
+  // or a second worker) goes straight on, so nothing waits for itself.
+  if (!g_emergency_begun.exchange(true) && g_signal_pipe[1] >= 0) {
+    unsigned char b = static_cast<unsigned char>(sig | crash_flag);
+    if (::write(g_signal_pipe[1], &b, 1) == 1) {
+      pollfd p{g_done_pipe[0], POLLIN, 0};
+      while (::poll(&p, 1, crash_wait_ms) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  // Pass it on: a fault re-faults on return and reaches the previous handler; a sent signal
+  // (kill, raise, abort) is raised again and delivered once this handler returns.
+  ::sigaction(sig, &g_old[sig], nullptr);
+  if (si && si->si_code <= 0) ::raise(sig);
+  errno = saved_errno;
 }
 
 void on_terminate() {
@@ -61,36 +121,68 @@ void signal_thread_main() {
     ssize_t r = ::read(g_signal_pipe[0], &b, 1);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0 || b == 0) return;  // 0: the runtime is stopping
-    int sig = b;
+    const int sig = b & ~crash_flag;
+    if (b & crash_flag)
+      std::fprintf(stderr, "grain: fatal signal %d (%s): writing what was recorded\n", sig,
+                   ::strsignal(sig));
+    g_emergency_begun.store(true);
     emergency(g_current.load());
-    ::sigaction(sig, sig == SIGINT ? &g_old_int : &g_old_term, nullptr);
-    ::raise(sig);
+    // Nobody reads the pipe from now on: every signal gets its old disposition back, so a
+    // second SIGINT/SIGTERM is not swallowed.
+    restore_all_signals();
+    if (b & crash_flag) {
+      unsigned char done = 1;
+      ssize_t w = ::write(g_done_pipe[1], &done, 1);
+      (void)w;
+    } else {
+      ::raise(sig);
+    }
     return;
   }
 }
 
+void install(int sig, const struct sigaction& sa) {
+  struct sigaction old {};
+  ::sigaction(sig, nullptr, &old);
+  if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) return;
+  ::sigaction(sig, &sa, &g_old[sig]);
+  g_ours[sig].store(true);
+}
+
 void install_signal_handling() {
   if (::pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
+  if (::pipe2(g_done_pipe, O_CLOEXEC) != 0) {
+    ::close(g_signal_pipe[0]);
+    ::close(g_signal_pipe[1]);
+    g_signal_pipe[0] = g_signal_pipe[1] = -1;
+    return;
+  }
+  g_emergency_begun.store(false);
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, &g_old_int);
-  ::sigaction(SIGTERM, &sa, &g_old_term);
+  for (int sig : stop_signals) install(sig, sa);
+  struct sigaction crash {};
+  crash.sa_sigaction = on_crash;
+  crash.sa_flags = SA_SIGINFO | SA_ONSTACK;  // workers have an alternate stack
+  sigemptyset(&crash.sa_mask);
+  for (int sig : crash_signals) install(sig, crash);
   g_signal_thread = std::thread(signal_thread_main);
   g_old_terminate = std::set_terminate(on_terminate);
 }
 
 void uninstall_signal_handling() {
   if (g_signal_pipe[1] < 0) return;
-  ::sigaction(SIGINT, &g_old_int, nullptr);
-  ::sigaction(SIGTERM, &g_old_term, nullptr);
+  restore_all_signals();
   unsigned char zero = 0;
   ssize_t r = ::write(g_signal_pipe[1], &zero, 1);
   (void)r;
   if (g_signal_thread.joinable()) g_signal_thread.join();
-  ::close(g_signal_pipe[0]);
-  ::close(g_signal_pipe[1]);
-  g_signal_pipe[0] = g_signal_pipe[1] = -1;
+  for (int* p : {g_signal_pipe, g_done_pipe}) {
+    ::close(p[0]);
+    ::close(p[1]);
+    p[0] = p[1] = -1;
+  }
   std::set_terminate(g_old_terminate);
 }
 
@@ -150,6 +242,29 @@ std::vector<pool_request> parse_pools(const std::string& spec, unsigned threads)
   return pools;
 }
 
+std::vector<option_spec> all_specs(const std::vector<std::unique_ptr<extension>>& exts) {
+  std::vector<option_spec> specs = core_option_specs();
+  for (auto& e : exts)
+    for (auto& s : e->option_specs()) specs.push_back(s);
+  return specs;
+}
+
+// More workers than processing units only time-share the cores; far more (4096 on 2 cores)
+// makes start-up alone take minutes. Above this many per processing unit it takes a flag.
+unsigned checked_threads(const options& o, long long pus) {
+  const auto threads = static_cast<unsigned>(o.get_int("threads", pus, 1, 4096));
+  if (threads <= pus) return threads;
+  const std::string what = "--grain:threads=" + std::to_string(threads) + " on " +
+                           std::to_string(pus) + " processing units";
+  if (o.has("oversubscribe")) return threads;
+  if (threads > oversubscription_limit * pus)
+    throw option_error(what + ": more than " + std::to_string(oversubscription_limit) +
+                       " workers per processing unit only slow the program down (start-up "
+                       "alone can take minutes); add --grain:oversubscribe if you mean it");
+  spdlog::warn("grain: {}: workers share cores (add --grain:oversubscribe to silence this)", what);
+  return threads;
+}
+
 }  // namespace
 
 std::vector<option_spec> core_option_specs() {
@@ -163,29 +278,40 @@ std::vector<option_spec> core_option_specs() {
       {"stack-size", "user-thread stack size (default 1M, reserved; pages are committed as they are touched)", true, false, "BYTES[K|M]"},
       {"log-level", "trace, debug, info, warn, error, critical or off (default warn)", true, false,
        "LEVEL"},
+      {"oversubscribe",
+       "allow --grain:threads above " + std::to_string(oversubscription_limit) +
+           " x the processing units",
+       false, false, ""},
+      {"help", "print these options and exit", false, false, ""},
+      {"version", "print grain's version and exit", false, false, ""},
   };
   for (auto& s : detail::inlining_option_specs()) specs.push_back(s);
   return specs;
 }
 
 runtime_core::runtime_core(int& argc, char** argv, std::vector<std::unique_ptr<extension>> exts) {
-  std::vector<option_spec> specs = core_option_specs();
-  for (auto& e : exts)
-    for (auto& s : e->option_specs()) specs.push_back(s);
-  opts_.parse(argc, argv, specs);
+  opts_.parse(argc, argv, all_specs(exts));
   start(std::move(exts));
 }
 
 runtime_core::runtime_core(const std::vector<std::string>& args,
                            std::vector<std::unique_ptr<extension>> exts, bool use_environment) {
-  std::vector<option_spec> specs = core_option_specs();
-  for (auto& e : exts)
-    for (auto& s : e->option_specs()) specs.push_back(s);
-  opts_.parse(args, specs, use_environment);
+  opts_.parse(args, all_specs(exts), use_environment);
   start(std::move(exts));
 }
 
 void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
+  if (opts_.has("help")) {
+    std::printf("grain %s options (each also as the environment variable in brackets):\n%s",
+                options::version(), options::usage(all_specs(exts)).c_str());
+    std::fflush(stdout);
+    throw startup_exit{0};
+  }
+  if (opts_.has("version")) {
+    std::printf("grain %s\n", options::version());
+    std::fflush(stdout);
+    throw startup_exit{0};
+  }
   start_ns_ = now_ns();
   std::string level = opts_.get("log-level", "warn");
   auto lvl = spdlog::level::from_str(level);
@@ -196,7 +322,7 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
 
   topo_ = std::make_unique<topology>(topology::load());
   const long long pus = static_cast<long long>(topo_->pus().size());
-  const unsigned threads = static_cast<unsigned>(opts_.get_int("threads", pus, 1, 4096));
+  const unsigned threads = checked_threads(opts_, pus);
   detail::scheduler_config cfg;
   cfg.pools = parse_pools(opts_.get("pools", ""), threads);
   std::string bind = opts_.get("bind", "balanced");
@@ -283,9 +409,11 @@ void runtime_core::stop() {
       if (!first) first = std::current_exception();
     }
   }
+  // Nothing is left to flush; and the scheduler's SIGSEGV handler, which ours chains to, goes
+  // away with the scheduler.
+  uninstall_signal_handling();
   sched_->wait_quiescent();
   sched_->stop();
-  uninstall_signal_handling();
   detail::stop_inlining();
   g_current.store(nullptr, std::memory_order_release);
   if (first) std::rethrow_exception(first);

@@ -3,6 +3,7 @@
 // "runtime counters" and the "policy engine" location are written under the session's aux mutex;
 // definitions are written once, at the end, by the stopping thread.
 #include <pthread.h>
+#include <spdlog/spdlog.h>
 #include <stdlib.h>
 
 #include <otf2/OTF2_Pthread_Locks.h>
@@ -10,15 +11,20 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
 
+#include "../run_info.hpp"
 #include "grain/clock.hpp"
 #include "grain/instrumentation/counters.hpp"
+#include "grain/options.hpp"
 #include "session.hpp"
 
 namespace grain::instrumentation::trace_detail {
@@ -26,13 +32,63 @@ namespace {
 
 namespace fs = std::filesystem;
 
-OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) {
-  return OTF2_FLUSH;
+// userData: the writer's "failed" flag. After a failed write OTF2's buffers are not to be
+// trusted (flushing them again at close crashes in OTF2_File_Write): they are dropped.
+OTF2_FlushType pre_flush(void* failed, OTF2_FileType, OTF2_LocationRef, void*, bool) {
+  return static_cast<std::atomic<bool>*>(failed)->load() ? OTF2_NO_FLUSH : OTF2_FLUSH;
 }
 OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) {
   return now_ns();
 }
 OTF2_FlushCallbacks flush_callbacks = {pre_flush, post_flush};
+
+// OTF2 reports a failed write (a full disk) on stderr once per buffer flush and per file, and
+// then returns an error code. While we write an archive its messages are kept (the first one
+// names the cause) and we report once; otherwise (reading a trace) they are printed as usual.
+std::mutex g_error_mutex;
+std::string g_first_error;
+std::atomic<int> g_writing{0};
+std::atomic<bool> g_error_seen{false};
+OTF2_ErrorCallback g_previous_error_callback = nullptr;
+
+OTF2_ErrorCode on_otf2_error(void*, const char* file, uint64_t line, const char* function,
+                             OTF2_ErrorCode code, const char* fmt, va_list va) {
+  char msg[512];
+  std::vsnprintf(msg, sizeof msg, fmt, va);
+  if (g_writing.load() == 0) {
+    std::fprintf(stderr, "[OTF2] %s:%llu: %s: %s: %s\n", file,
+                 static_cast<unsigned long long>(line), function, OTF2_Error_GetDescription(code),
+                 msg);
+    return code;
+  }
+  std::lock_guard lk(g_error_mutex);
+  if (g_first_error.empty())
+    g_first_error = std::string(OTF2_Error_GetDescription(code)) + (*msg ? ": " : "") + msg;
+  // A failed flush does not always reach the caller as an error code (a short write at
+  // close is only reported here): the writer looks at this flag as well.
+  g_error_seen.store(true);
+  return code;
+}
+
+struct otf2_error_capture {
+  otf2_error_capture() {
+    std::lock_guard lk(g_error_mutex);
+    if (g_writing.fetch_add(1) == 0) {
+      g_first_error.clear();
+      g_error_seen.store(false);
+      g_previous_error_callback = OTF2_Error_RegisterCallback(on_otf2_error, nullptr);
+    }
+  }
+  ~otf2_error_capture() {
+    std::lock_guard lk(g_error_mutex);
+    if (g_writing.fetch_sub(1) == 1)
+      OTF2_Error_RegisterCallback(g_previous_error_callback, nullptr);
+  }
+  static std::string first_error() {
+    std::lock_guard lk(g_error_mutex);
+    return g_first_error;
+  }
+};
 
 // Chunk memory: each OTF2 buffer keeps up to chunks_per_buffer chunks; when they are full OTF2
 // flushes them to the file and they are reused (already mapped: no page faults, no munmap), so
@@ -53,14 +109,31 @@ void* pool_allocate(void*, OTF2_FileType, OTF2_LocationRef, void** data, uint64_
   ++p->used;
   return m;
 }
-void pool_free_all(void*, OTF2_FileType, OTF2_LocationRef, void** data, bool final) {
+// After a failed write OTF2's file layer still points into the chunks it could not write, and
+// writes them again when it closes the file, after it freed the chunks: a full disk ended in
+// SIGSEGV. Then the chunks are kept until the archive is closed (userData: this list).
+struct chunk_graveyard {
+  const std::atomic<bool>* failed = nullptr;
+  std::mutex m;
+  std::vector<void*> chunks;
+  ~chunk_graveyard() {
+    for (void* c : chunks) std::free(c);
+  }
+};
+void pool_free_all(void* user, OTF2_FileType, OTF2_LocationRef, void** data, bool final) {
   auto* p = static_cast<chunk_pool*>(*data);
   if (!p) return;
   if (!final) {
     p->used = 0;
     return;
   }
-  for (void* m : p->chunks) std::free(m);
+  auto* grave = static_cast<chunk_graveyard*>(user);
+  if (grave && grave->failed->load()) {
+    std::lock_guard lk(grave->m);
+    grave->chunks.insert(grave->chunks.end(), p->chunks.begin(), p->chunks.end());
+  } else {
+    for (void* m : p->chunks) std::free(m);
+  }
   delete p;
   *data = nullptr;
 }
@@ -75,17 +148,24 @@ struct metric_def {
 
 class otf2_backend final : public backend {
  public:
-  explicit otf2_backend(session_core& s) {
+  explicit otf2_backend(session_core& s) : path_(s.path) {
     const fs::path dir = fs::path(s.path).parent_path();
     archive_ = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024,
                                  4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (!archive_) throw std::runtime_error("grain: cannot create the OTF2 archive " + s.path);
-    OTF2_Archive_SetFlushCallbacks(archive_, &flush_callbacks, nullptr);
-    OTF2_Archive_SetMemoryCallbacks(archive_, &memory_callbacks, nullptr);
+    OTF2_Archive_SetFlushCallbacks(archive_, &flush_callbacks, &failed_);
+    grave_.failed = &failed_;
+    OTF2_Archive_SetMemoryCallbacks(archive_, &memory_callbacks, &grave_);
     OTF2_Archive_SetSerialCollectiveCallbacks(archive_);
     OTF2_Pthread_Archive_SetLockingCallbacks(archive_, nullptr);
-    OTF2_Archive_SetCreator(archive_, "grain");
+    OTF2_Archive_SetCreator(archive_, (std::string("grain ") + options::version()).c_str());
     OTF2_Archive_SetDescription(archive_, "grain tasks, counters and policy decisions");
+    // What identifies the run (otf2-print -A shows them); the start time is set in open_workers.
+    run_ = detail::current_run_info(now_ns());
+    OTF2_Archive_SetMachineName(archive_, run_.host.c_str());
+    OTF2_Archive_SetProperty(archive_, "GRAIN::VERSION", run_.version.c_str(), true);
+    OTF2_Archive_SetProperty(archive_, "GRAIN::COMMAND_LINE",
+                             detail::shell_quoted(run_.command_line).c_str(), true);
     if (OTF2_Archive_OpenEvtFiles(archive_) != OTF2_SUCCESS) {
       OTF2_Archive_Close(archive_);
       archive_ = nullptr;
@@ -99,7 +179,7 @@ class otf2_backend final : public backend {
   ~otf2_backend() override {
     stop_converter_.store(true);
     if (converter_.joinable()) converter_.join();
-    if (archive_) OTF2_Archive_Close(archive_);
+    if (archive_ && !failed()) OTF2_Archive_Close(archive_);  // see finalize
   }
 
   OTF2_LocationRef loc(std::uint64_t index) const {
@@ -107,6 +187,8 @@ class otf2_backend final : public backend {
   }
 
   void open_workers(session_core& s) override {
+    OTF2_Archive_SetProperty(archive_, "GRAIN::START_TIME",
+                             detail::current_run_info(s.start_ns).start_time.c_str(), true);
     for (unsigned w = 0; w < nw_; ++w) {
       writers_.push_back(OTF2_Archive_GetEvtWriter(archive_, loc(w)));
       attrs_.push_back(OTF2_AttributeList_New());
@@ -137,7 +219,7 @@ class otf2_backend final : public backend {
       worker_buf& b = session_->workers[w];
       for (chunk* c = b.take_published(); c;) {
         chunk* next = c->next;
-        convert(w, c->recs, c->recs + c->count);
+        if (!failed()) convert(w, c->recs, c->recs + c->count);
         b.give_back(c);
         c = next;
         did = true;
@@ -168,8 +250,33 @@ class otf2_backend final : public backend {
         child = p->guid;
         continue;
       }
-      if (rc != OTF2_SUCCESS) ++worker_errors_;
+      if (rc != OTF2_SUCCESS) {
+        ++worker_errors_;
+        fail();
+        return;
+      }
     }
+  }
+
+  // The first failed write ends the recording (a full disk does not get emptier): from then on
+  // records are dropped, once, with one message; the program goes on.
+  bool failed() {
+    if (!failed_.load(std::memory_order_relaxed) && g_error_seen.load(std::memory_order_relaxed))
+      fail();
+    return failed_.load(std::memory_order_relaxed);
+  }
+  void fail() {
+    if (failed_.exchange(true)) return;
+    std::string why = otf2_error_capture::first_error();
+    if (why.empty()) why = "OTF2 refused a record";
+    {
+      std::lock_guard lk(error_mutex_);
+      error_ = why;
+    }
+    spdlog::error(
+        "grain: trace {}: cannot write ({}); tracing stops here, the program goes on, and the "
+        "archive is left incomplete ({}.incomplete)",
+        path_, why, path_);
   }
 
   // String table (aux mutex held, or single-threaded at finalize).
@@ -196,8 +303,11 @@ class otf2_backend final : public backend {
     OTF2_Type type = OTF2_TYPE_DOUBLE;
     OTF2_MetricValue value;
     value.floating_point = v;
-    if (OTF2_EvtWriter_Metric(evt, nullptr, ts, metric, 1, &type, &value) != OTF2_SUCCESS)
+    if (failed()) return;
+    if (OTF2_EvtWriter_Metric(evt, nullptr, ts, metric, 1, &type, &value) != OTF2_SUCCESS) {
       ++aux_errors_;
+      fail();
+    }
   }
 
   void sample(session_core& s, const counter_snapshot& snap) override {
@@ -247,6 +357,7 @@ class otf2_backend final : public backend {
 
   void decision(session_core& s, const decision_record& r, bool integer_knob,
                 std::uint64_t ts) override {
+    if (failed()) return;
     if (!knob_values_.count(r.knob)) knob_metric(r.knob, r.old_value, ts);
     const std::uint32_t region = s.regions.get("policy:" + r.rule, region_kind::policy);
     OTF2_AttributeList* a = policy_attrs_;
@@ -276,6 +387,7 @@ class otf2_backend final : public backend {
     knob_metric(r.knob, r.new_value, ts);
     bad += OTF2_EvtWriter_Leave(policy_evt_, nullptr, ts, region) != OTF2_SUCCESS;
     aux_errors_ += static_cast<std::uint64_t>(bad);
+    if (bad) fail();
   }
 
   void finalize(session_core& s, std::uint64_t t_end, trace_stats& st) override {
@@ -287,56 +399,77 @@ class otf2_backend final : public backend {
     for (unsigned w = 0; w < nw_; ++w) {
       auto& b = s.workers[w];
       if (b.current) {
-        convert(w, b.current->recs, b.cur);
+        if (!failed()) convert(w, b.current->recs, b.cur);
         b.cur = b.current->recs;
       }
       // Close what is still open (idle workers at stop; everything on a signal).
-      for (std::size_t j = b.stack.size(); j-- > 0;) {
+      for (std::size_t j = b.stack.size(); j-- > 0 && !failed();) {
         ++b.events;
-        if (OTF2_EvtWriter_Leave(writers_[w], nullptr, t_end, b.stack[j].region) != OTF2_SUCCESS)
+        if (OTF2_EvtWriter_Leave(writers_[w], nullptr, t_end, b.stack[j].region) != OTF2_SUCCESS) {
           ++worker_errors_;
+          fail();
+        }
       }
       b.stack.clear();
     }
     std::vector<std::uint64_t> nevents(nw_ + 2, 0);
-    for (unsigned w = 0; w < nw_; ++w) {
+    auto check = [this](OTF2_ErrorCode rc) {
+      if (rc != OTF2_SUCCESS) fail();
+    };
+    // Each step only while nothing failed: after a failed write OTF2 crashes closing what it
+    // could not write (its file layer writes a buffer again after it was freed), so a failed
+    // archive is abandoned, not closed. That leaks its buffers (at most 8 MiB per location)
+    // and a few file descriptors, once, in a run that can no longer write anyway.
+    for (unsigned w = 0; w < nw_ && !failed(); ++w) {
       OTF2_EvtWriter_GetNumberOfEvents(writers_[w], &nevents[w]);
-      OTF2_Archive_CloseEvtWriter(archive_, writers_[w]);
-      OTF2_AttributeList_Delete(attrs_[w]);
+      check(OTF2_Archive_CloseEvtWriter(archive_, writers_[w]));
     }
+    for (auto* a : attrs_) OTF2_AttributeList_Delete(a);
     writers_.clear();
     attrs_.clear();
     OTF2_EvtWriter_GetNumberOfEvents(metric_evt_, &nevents[nw_]);
     OTF2_EvtWriter_GetNumberOfEvents(policy_evt_, &nevents[nw_ + 1]);
-    OTF2_Archive_CloseEvtWriter(archive_, metric_evt_);
-    OTF2_Archive_CloseEvtWriter(archive_, policy_evt_);
+    if (!failed()) check(OTF2_Archive_CloseEvtWriter(archive_, metric_evt_));
+    if (!failed()) check(OTF2_Archive_CloseEvtWriter(archive_, policy_evt_));
     OTF2_AttributeList_Delete(policy_attrs_);
-    OTF2_Archive_CloseEvtFiles(archive_);
-
-    // Local definition files (empty: our ids are global already).
-    OTF2_Archive_OpenDefFiles(archive_);
-    for (unsigned i = 0; i < nw_ + 2; ++i) {
-      OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(archive_, loc(i));
-      OTF2_Archive_CloseDefWriter(archive_, dw);
+    if (!failed()) check(OTF2_Archive_CloseEvtFiles(archive_));
+    if (!failed()) {
+      // Local definition files (empty: our ids are global already).
+      check(OTF2_Archive_OpenDefFiles(archive_));
+      for (unsigned i = 0; i < nw_ + 2 && !failed(); ++i) {
+        OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(archive_, loc(i));
+        check(OTF2_Archive_CloseDefWriter(archive_, dw));
+      }
+      if (!failed()) check(OTF2_Archive_CloseDefFiles(archive_));
     }
-    OTF2_Archive_CloseDefFiles(archive_);
-
-    write_global_defs(s, t_end, nevents);
-    OTF2_Archive_Close(archive_);
+    if (!failed()) write_global_defs(s, t_end, nevents);
+    if (!failed()) check(OTF2_Archive_Close(archive_));
     archive_ = nullptr;
+    failed();  // an error OTF2 only reported to the callback
 
     std::error_code ec;
-    const fs::path dir = fs::path(s.path).parent_path() / "traces";
-    for (auto& e : fs::directory_iterator(dir, ec))
+    const fs::path dir = fs::path(s.path).parent_path();
+    for (auto& e : fs::directory_iterator(dir / "traces", ec))
       if (e.path().extension() == ".evt") st.bytes += e.file_size(ec);
     st.errors += aux_errors_ + worker_errors_;
+    if (failed()) {
+      // Whatever made it to the disk stays, under names no viewer takes for a whole trace.
+      for (const char* n : {"traces.otf2", "traces.def", "traces"})
+        if (fs::exists(dir / n, ec))
+          fs::rename(dir / n, dir / (std::string(n) + ".incomplete"), ec);
+      st.complete = false;
+      st.path = s.path + ".incomplete";
+      std::lock_guard lk(error_mutex_);
+      st.error = error_;
+    }
   }
 
   void write_global_defs(session_core& s, std::uint64_t t_end,
                          const std::vector<std::uint64_t>& nevents) {
+    auto check = [this](OTF2_ErrorCode rc) {
+      if (rc != OTF2_SUCCESS) fail();
+    };
     const auto regions = s.regions.all();
-    char host[256] = "localhost";
-    ::gethostname(host, sizeof host - 1);
 
     // Make every string first, then write strings before what refers to them.
     const OTF2_StringRef s_empty = str("");
@@ -360,7 +493,7 @@ class otf2_backend final : public backend {
     std::vector<OTF2_StringRef> trigger_names;
     for (auto& t : trigger_list_) trigger_names.push_back(str("trigger:" + t));
     const OTF2_StringRef s_trigger_desc = str("counter value behind the decision");
-    const OTF2_StringRef s_host = str(host);
+    const OTF2_StringRef s_host = str(run_.host);
     const OTF2_StringRef s_node = str("node");
     const OTF2_StringRef s_group = str("locality " + std::to_string(rank_));
     std::vector<OTF2_StringRef> loc_names;
@@ -416,10 +549,17 @@ class otf2_backend final : public backend {
       OTF2_GlobalDefWriter_WriteMetricClass(g, id, 1, &member, OTF2_METRIC_ASYNCHRONOUS,
                                             OTF2_RECORDER_KIND_ABSTRACT);
     }
-    OTF2_Archive_CloseGlobalDefWriter(archive_, g);
+    check(OTF2_Archive_CloseGlobalDefWriter(archive_, g));
   }
 
  private:
+  otf2_error_capture capture_;  // first: OTF2's messages are ours while the archive lives
+  std::string path_;
+  detail::run_info run_;
+  std::atomic<bool> failed_{false};
+  chunk_graveyard grave_;  // outlives archive_ (declared before it, closed in the destructor)
+  std::mutex error_mutex_;
+  std::string error_;
   OTF2_Archive* archive_ = nullptr;
   unsigned rank_ = 0;
   unsigned nw_ = 0;

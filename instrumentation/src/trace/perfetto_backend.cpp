@@ -2,8 +2,13 @@
 // are kept in memory (32 bytes per event); at the end the records become X (complete) events,
 // counters C events, decisions i (instant) events, plus M metadata naming the threads. Loads in
 // ui.perfetto.dev and chrome://tracing.
+#include <spdlog/spdlog.h>
+#include <stdio.h>
+
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
@@ -26,10 +31,12 @@ struct file_closer {
 
 class perfetto_backend final : public backend {
  public:
-  explicit perfetto_backend(session_core& s) : nw_(s.cfg.workers), pid_(s.cfg.locality) {
-    // Create the file now so that an unwritable DIR is reported at start-up.
-    out_.reset(std::fopen(s.path.c_str(), "w"));
-    if (!out_) throw std::runtime_error("grain: cannot create " + s.path);
+  explicit perfetto_backend(session_core& s)
+      : nw_(s.cfg.workers), pid_(s.cfg.locality), writing_(s.path + ".incomplete") {
+    // Create the file now so that an unwritable DIR is reported at start-up. It has its name
+    // only once it is complete: a full disk or a crash leaves DIR/trace.json.incomplete.
+    out_.reset(std::fopen(writing_.c_str(), "w"));
+    if (!out_) throw std::runtime_error("grain: cannot create " + writing_);
   }
 
   void open_workers(session_core&) override {}
@@ -169,9 +176,18 @@ class perfetto_backend final : public backend {
     }
     aux_.clear();
     std::fputs("\n]}\n", f);
-    out_.reset();
+    int err = std::ferror(f) ? (errno ? errno : EIO) : 0;
+    if (std::fclose(out_.release()) != 0 && !err) err = errno ? errno : EIO;
     std::error_code ec;
-    st.bytes = fs::file_size(s.path, ec);
+    if (!err && ::rename(writing_.c_str(), s.path.c_str()) != 0) err = errno;
+    if (err) {
+      st.complete = false;
+      st.path = writing_;
+      st.error = std::strerror(err);
+      spdlog::error("grain: trace {}: cannot write ({}); what was written is in {}", s.path,
+                    st.error, writing_);
+    }
+    st.bytes = fs::file_size(st.path, ec);
   }
 
   static std::string dur(std::uint64_t d) {
@@ -183,6 +199,7 @@ class perfetto_backend final : public backend {
  private:
   unsigned nw_;
   unsigned pid_;
+  std::string writing_;
   std::uint64_t start_ = 0;
   std::unique_ptr<std::FILE, file_closer> out_;
   std::vector<std::string> aux_;

@@ -460,8 +460,10 @@ std::uint64_t realtime_ns() {
 // Remove only what a trace of ours consists of; never the directory's other contents.
 void remove_old_outputs(const fs::path& dir) {
   std::error_code ec;
-  for (const char* n : {"traces.otf2", "traces.def", "traces", "trace.json"})
+  for (std::string n : {"traces.otf2", "traces.def", "traces", "trace.json"}) {
     fs::remove_all(dir / n, ec);
+    fs::remove_all(dir / (n + ".incomplete"), ec);
+  }
 }
 
 }  // namespace
@@ -491,12 +493,15 @@ trace_session::trace_session(trace_config cfg) : impl_(std::make_unique<impl>())
   const fs::path dir(cfg.dir);
   std::error_code ec;
   if (fs::exists(dir, ec)) {
+    // A file (or /dev/null) is no place for a trace, with or without --grain:trace-overwrite.
+    if (!fs::is_directory(dir, ec))
+      throw option_error("--grain:trace=" + cfg.dir + ": is " +
+                         (fs::is_regular_file(dir, ec) ? "a file" : "not a directory") +
+                         "; the trace is a directory: give a new path (it is created)");
     if (!cfg.overwrite)
       throw option_error("--grain:trace=" + cfg.dir +
                          ": the directory exists; choose a new one or add "
                          "--grain:trace-overwrite to replace the trace in it");
-    if (!fs::is_directory(dir, ec))
-      throw option_error("--grain:trace=" + cfg.dir + ": exists and is not a directory");
     remove_old_outputs(dir);
   }
   fs::create_directories(dir, ec);
@@ -589,8 +594,13 @@ void trace_session::impl::finish(bool emergency) {
   g_active.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
   uninstall_hooks();
   heavy_barrier();
+  // After a crash inside a hook that worker never leaves it: its records up to the crash are
+  // taken as they are rather than waiting for ever.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   for (std::size_t w = 0; w < s.workers.size(); ++w)
-    while (g_busy[w].busy.load(std::memory_order_acquire)) std::this_thread::yield();
+    while (g_busy[w].busy.load(std::memory_order_acquire) &&
+           !(emergency && std::chrono::steady_clock::now() > give_up))
+      std::this_thread::yield();
 
   std::uint64_t t_end = now_ns();
   {
@@ -617,6 +627,7 @@ trace_stats trace_session::stop() {
   if (!I.started || I.stopped) return I.result;
   I.stopped = true;
   I.finish(false);
+  if (!I.result.complete) return I.result;  // the back end said why, once
   if (I.result.errors)
     spdlog::warn("grain: trace {}: {} records could not be written", I.result.path,
                  I.result.errors);
@@ -631,7 +642,8 @@ void trace_session::emergency_stop() {
   if (!lk.owns_lock() || !I.started || I.stopped) return;
   I.stopped = true;
   I.finish(true);
-  std::fprintf(stderr, "grain: trace written to %s before exiting\n", I.result.path.c_str());
+  if (I.result.complete)
+    std::fprintf(stderr, "grain: trace written to %s before exiting\n", I.result.path.c_str());
 }
 
 }  // namespace grain::instrumentation

@@ -15,7 +15,9 @@ struct option_spec {
   std::string name;         // without the "--grain:" prefix, e.g. "threads"
   std::string help;         // one line
   bool takes_value = true;  // false: a flag (--grain:list-counters)
-  bool repeatable = false;  // --grain:policy=a.lua --grain:policy=b.lua
+  // --grain:policy=a.lua --grain:policy=b.lua, or --grain:policy=a.lua,b.lua: a repeatable
+  // option also takes a ','-separated list, so that its environment variable can hold several.
+  bool repeatable = false;
   std::string value_hint = "VALUE";
 };
 
@@ -27,8 +29,9 @@ class option_error : public std::runtime_error {
 class options {
  public:
   // Parse argv against `specs`. Environment variables GRAIN_<NAME> (upper case, '-' -> '_')
-  // supply values for options not given on the command line. `argc`/`argv` are compacted in
-  // place so that only the application's arguments remain. Throws option_error.
+  // supply values for options not given on the command line; for a repeatable option the
+  // variable holds a list separated by ',' (as on the command line) or ';'. `argc`/`argv` are
+  // compacted in place so that only the application's arguments remain. Throws option_error.
   void parse(int& argc, char** argv, const std::vector<option_spec>& specs);
   // Parse a list of "--grain:..." strings (tests, grain::init with a vector).
   void parse(const std::vector<std::string>& args, const std::vector<option_spec>& specs,
@@ -43,6 +46,8 @@ class options {
   // "GRAIN_PRINT_COUNTER" for "print-counter".
   static std::string env_name(std::string_view option);
   static std::string usage(const std::vector<option_spec>& specs);
+  // "0.1.0": the project version grain was built as.
+  static const char* version() noexcept;
 
  private:
   std::map<std::string, std::vector<std::string>, std::less<>> values_;

@@ -8,8 +8,8 @@
 //   --grain:trace-counters=PATTERN     record only matching counters (repeatable; default all)
 //
 // Workers record into per-worker buffers written only by their own worker (no lock on the task
-// path); the archive is complete at normal exit, when main throws (std::terminate) and on
-// SIGINT/SIGTERM (extension::emergency_stop).
+// path); the archive is complete at normal exit, when main throws (std::terminate), on
+// SIGINT/SIGTERM and on a crash (extension::emergency_stop).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -44,6 +44,10 @@ struct trace_stats {
   std::uint64_t decisions = 0;
   std::uint64_t bytes = 0;   // size of the event files (OTF2) or the JSON file
   std::uint64_t errors = 0;  // records the writer refused (should be 0)
+  // False when writing failed (a full disk): recording stopped at the first error, and what
+  // was written carries the suffix ".incomplete" (path names it); error says why.
+  bool complete = true;
+  std::string error;
 };
 
 // One recording. The extension owns one; tests and tools that drive grain::hooks() themselves
