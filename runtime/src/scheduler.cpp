@@ -380,6 +380,9 @@ inline void begin_phase(worker* w, const task_info& info, std::uint64_t queued_n
 void run_task(worker* w, task_base* t, bool from_queue) {
   const task_info info = t->info;  // t may be gone once it ran
   w->current_task = t;
+#if GRAIN_TIMING
+  t->timed_phase = true;
+#endif
   begin_phase(w, info, t->created_ns, w->stats->staged_wait_ns, w->stats->staged_wait_count);
   t->run();
   w = current_worker();  // the task may have suspended and resumed elsewhere

@@ -79,15 +79,14 @@ struct async_op final : shared_state<R>, task_base {
     if (fn_alive) fn.~F();
   }
 
-  template <bool MarkEnd = false>
   void invoke() {
-    invoke_into<R, MarkEnd>(*this, fn);
+    invoke_into<R>(*this, fn, static_cast<const task_base*>(this));
     fn.~F();  // captures go away as soon as the work is done, not when the future dies
     fn_alive = false;
   }
   static void run_and_release(task_base* t) {
     auto* self = static_cast<async_op*>(t);
-    self->template invoke<true>();
+    self->invoke();
     self->release();
   }
   static void run_deferred(task_base* t) { static_cast<async_op*>(t)->invoke(); }
@@ -99,17 +98,17 @@ struct async_op final : shared_state<R>, task_base {
     try {
       if constexpr (std::is_void_v<R>) {
         self->fn();
-        mark_callable_end();
+        callable_returned(self);
         adaptive_record(self, now_ns() - t0);
         self->set_value();
       } else {
         R r = self->fn();
-        mark_callable_end();
+        callable_returned(self);
         adaptive_record(self, now_ns() - t0);
         self->set_value(static_cast<R&&>(r));
       }
     } catch (...) {
-      mark_callable_end();
+      callable_returned(self);
       adaptive_record(self, now_ns() - t0);
       self->set_exception(std::current_exception());
     }

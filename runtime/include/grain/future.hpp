@@ -124,7 +124,7 @@ struct continuation final : shared_state<R>, task_base, waiter {
   static void run(task_base* t) {
     auto* self = static_cast<continuation*>(t);
     auto call = [self]() -> R { return std::invoke(std::move(self->fn), std::move(self->arg)); };
-    invoke_into<R, true>(*self, call);
+    invoke_into<R>(*self, call, static_cast<const task_base*>(self));
     self->release();
   }
   static void notified(waiter* w) noexcept {

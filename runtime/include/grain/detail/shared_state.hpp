@@ -169,30 +169,35 @@ struct plain_state final : shared_state<R> {
   }
 };
 
-// The callable of a queued task has returned (scheduler.cpp): the phase's execution time ends
-// here, before the result is published. Publishing may wake a waiter (a futex for an OS thread
-// blocked in get()), which is the runtime's overhead, not the task's: seed 000's t_d is the
-// task's own time.
+// The callable of a task the loop runs as a phase of its own has returned (scheduler.cpp): the
+// phase's execution time ends here, before the result is published. Publishing may wake a
+// waiter (a futex for an OS thread blocked in get()), which is the runtime's overhead, not the
+// task's: seed 000's t_d is the task's own time.
 void mark_callable_end() noexcept;
+inline void callable_returned(const task_base* t) noexcept {
+  if (t->timed_phase) mark_callable_end();
+}
 
-// Invoke f() and publish its result (or exception) into `s`; a queued task marks the end of its
-// callable first (MarkEnd).
-template <class R, bool MarkEnd = false, class F>
-inline void invoke_into(shared_state<R>& s, F& f) {
+// Invoke f() and publish its result (or exception) into `s`. A task passes itself (`t`): its
+// callable's end may end a timed phase.
+template <class R, class F>
+inline void invoke_into(shared_state<R>& s, F& f, const task_base* t = nullptr) {
   try {
     if constexpr (std::is_void_v<R>) {
       f();
-      if constexpr (MarkEnd) mark_callable_end();
+      if (t) callable_returned(t);
       s.set_value();
-    } else if constexpr (MarkEnd) {
-      R r = f();
-      mark_callable_end();
-      s.set_value(static_cast<R&&>(r));
     } else {
-      s.set_value(f());
+      if (!t) {
+        s.set_value(f());
+        return;
+      }
+      R r = f();
+      callable_returned(t);
+      s.set_value(static_cast<R&&>(r));
     }
   } catch (...) {
-    if constexpr (MarkEnd) mark_callable_end();
+    if (t) callable_returned(t);
     s.set_exception(std::current_exception());
   }
 }

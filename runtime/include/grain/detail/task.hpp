@@ -29,8 +29,14 @@ struct task_base {
   // Both fit in padding: the task does not grow.
   std::uint16_t depth = 0;
   bool inline_subtree = false;
+  // Set by the scheduler loop when it runs this task as a phase of its own (run_task): only
+  // then does the end of its callable end a timed phase (mark_callable_end). Tasks run inline
+  // are part of the enclosing phase and must not pay for a clock read. Also in padding.
+  bool timed_phase = false;
   void run() { run_fn(this); }
 };
+
+static_assert(sizeof(task_base) <= 48, "task_base grew: its flags must fit in padding");
 
 // Scheduler entry points (runtime/src/scheduler.cpp).
 void spawn(task_base* t);           // queue a staged task
