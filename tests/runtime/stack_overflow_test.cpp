@@ -9,11 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "common/suspended.hpp"
 #include "grain/async.hpp"
-#include "grain/lcos/latch.hpp"
 #include "runtime_fixture.hpp"
 
 using grain::test::start_runtime;
+using grain::test::with_suspended;
 
 namespace {
 
@@ -29,24 +30,6 @@ GRAIN_NOINLINE int small_frames(int n) {
   volatile char pad[1024];
   pad[0] = static_cast<char>(n);
   return n == 0 ? pad[0] : small_frames(n - 1) + pad[0];
-}
-
-// Suspends `n` tasks on a gate, runs `body` while they wait, then releases them.
-template <class F>
-void with_suspended(int n, F body) {
-  grain::latch gate(1);
-  grain::latch arrived(n);
-  std::vector<grain::future<void>> v;
-  v.reserve(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i)
-    v.push_back(grain::async([&] {
-      arrived.count_down();
-      gate.wait();
-    }));
-  arrived.wait();
-  body();
-  gate.count_down();
-  for (auto& f : v) f.get();
 }
 
 }  // namespace
