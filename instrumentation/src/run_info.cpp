@@ -29,6 +29,8 @@ std::vector<std::string> read_command_line() {
   return words;
 }
 
+}  // namespace
+
 std::string iso_utc(std::uint64_t realtime_ns) {
   const time_t sec = static_cast<time_t>(realtime_ns / 1'000'000'000ull);
   tm t{};
@@ -39,8 +41,6 @@ std::string iso_utc(std::uint64_t realtime_ns) {
                 static_cast<unsigned>(realtime_ns / 1'000'000ull % 1000));
   return buf;
 }
-
-}  // namespace
 
 run_info current_run_info(std::uint64_t start_ns) {
   run_info r;

@@ -17,6 +17,9 @@ struct run_info {
 // start_ns: the runtime's start on grain's clock (CLOCK_MONOTONIC).
 run_info current_run_info(std::uint64_t start_ns);
 
+// A CLOCK_REALTIME time in ns as ISO 8601, UTC, to the millisecond.
+std::string iso_utc(std::uint64_t realtime_ns);
+
 // The command line as one string a shell would split back into the same words.
 std::string shell_quoted(const std::vector<std::string>& words);
 

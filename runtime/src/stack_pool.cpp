@@ -62,9 +62,9 @@ std::size_t stack_pool::page_size() noexcept {
   return p;
 }
 
-stack_pool::stack_pool(std::size_t stack_size, std::size_t guard_budget)
+stack_pool::stack_pool(std::size_t stack_size)
     : size_((stack_size + page_size() - 1) / page_size() * page_size()),
-      guard_budget_(guard_budget ? guard_budget : read_max_map_count() / 4) {}
+      guard_budget_(read_max_map_count() / 4) {}
 
 stack_pool::~stack_pool() {
   for (auto& s : all_guarded_) ::munmap(s.guard, s.guard_size + s.size);
@@ -110,28 +110,16 @@ void stack_pool::release_pages_below(const stack& s, const void* live_low) noexc
   if (hi > lo) ::madvise(s.base, hi - lo, MADV_DONTNEED);
 }
 
-void stack_pool::protect_guard(stack& s) noexcept {
-  if (!s.switched_guard || s.guard_on) return;
-  if (::mprotect(s.guard, s.guard_size, PROT_NONE) == 0)
-    s.guard_on = true;
-  else
-    report_switch_failure(errno);
-}
-
-void stack_pool::open_guard(stack& s) noexcept {
-  if (!s.switched_guard || !s.guard_on) return;
+void stack_pool::switch_guard(stack& s, bool on) noexcept {
+  if (on) {
+    if (::mprotect(s.guard, s.guard_size, PROT_NONE) == 0)
+      s.guard_on = true;
+    else
+      report_switch_failure(errno);
+    return;
+  }
   // Opening merges the region back into its slab's mapping; it cannot fail for want of one.
   if (::mprotect(s.guard, s.guard_size, PROT_READ | PROT_WRITE) == 0) s.guard_on = false;
-}
-
-std::size_t stack_pool::guarded_permanently() const {
-  std::lock_guard lock(mutex_);
-  return all_guarded_.size();
-}
-
-std::size_t stack_pool::slab_stacks() const {
-  std::lock_guard lock(mutex_);
-  return slabs_.size() * stacks_per_slab - free_slab_.size();
 }
 
 }  // namespace grain::detail

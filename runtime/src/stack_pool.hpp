@@ -44,7 +44,7 @@ class stack_pool {
   // with such frames should be built with -fstack-clash-protection).
   static constexpr std::size_t guard_bytes = 256 * 1024;
 
-  explicit stack_pool(std::size_t stack_size, std::size_t guard_budget = 0);
+  explicit stack_pool(std::size_t stack_size);
   ~stack_pool();
   stack_pool(const stack_pool&) = delete;
   stack_pool& operator=(const stack_pool&) = delete;
@@ -57,20 +57,25 @@ class stack_pool {
   // stays for reuse.
   static void release_pages_below(const stack& s, const void* live_low) noexcept;
 
-  // A slab stack's guard while a worker runs on it (called on the fiber switch path).
-  static void protect_guard(stack& s) noexcept;
-  static void open_guard(stack& s) noexcept;
+  // A slab stack's guard while a worker runs on it (the fiber switch path: one test of a flag
+  // for every other stack).
+  static void protect_guard(stack& s) noexcept {
+    if (s.switched_guard && !s.guard_on) switch_guard(s, true);
+  }
+  static void open_guard(stack& s) noexcept {
+    if (s.switched_guard && s.guard_on) switch_guard(s, false);
+  }
 
   std::size_t stack_size() const noexcept { return size_; }
   std::size_t guard_budget() const noexcept { return guard_budget_; }
-  std::size_t guarded_permanently() const;
-  std::size_t slab_stacks() const;
   static std::size_t page_size() noexcept;
 
  private:
+  static void switch_guard(stack& s, bool on) noexcept;
+
   std::size_t size_;
   std::size_t guard_budget_;
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::vector<stack> free_slab_;  // carved from slabs, not yet handed out
   std::vector<std::pair<char*, std::size_t>> slabs_;
   std::vector<stack> all_guarded_;  // to unmap at exit

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/counter.hpp"
 #include "common/spin.hpp"
 #include "grain/clock.hpp"
 #include "grain/grain.hpp"
@@ -21,13 +22,7 @@ namespace {
 
 const std::string worker0 = "/threads{locality#0/pool#default/worker#0}/";
 
-double counter(const std::string& name) {
-  auto v = gi::registry().value(name);
-  EXPECT_TRUE(v.has_value()) << name;
-  if (!v) return NAN;
-  EXPECT_TRUE(v->available) << name;
-  return v->value;
-}
+using grain::test::counter;
 
 }  // namespace
 

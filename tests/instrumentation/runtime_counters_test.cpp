@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/counter.hpp"
 #include "common/spin.hpp"
 #include "grain/clock.hpp"
 #include "grain/grain.hpp"
@@ -20,13 +21,7 @@ namespace {
 
 using grain::test::spin_ns;
 
-double counter(const std::string& name) {
-  auto v = gi::registry().value(name);
-  EXPECT_TRUE(v.has_value()) << name;
-  if (!v) return NAN;
-  EXPECT_TRUE(v->available) << name;
-  return v->value;
-}
+using grain::test::counter;
 
 // The worker counts a task just after its future became ready: wait for the count.
 void wait_for_count(double n) {

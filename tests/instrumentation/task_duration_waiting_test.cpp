@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/counter.hpp"
 #include "common/spin.hpp"
 #include "grain/clock.hpp"
 #include "grain/grain.hpp"
@@ -20,15 +21,7 @@
 namespace gi = grain::instrumentation;
 using namespace std::chrono_literals;
 
-namespace {
-
-double counter(const std::string& name) {
-  auto v = gi::registry().value(name);
-  EXPECT_TRUE(v.has_value()) << name;
-  return v ? v->value : NAN;
-}
-
-}  // namespace
+using grain::test::counter;
 
 TEST(TaskDurationWhileMainWaits, AverageIsTheTasksOwnTimeWhenMainCallsGetOnEachFuture) {
   constexpr int n = 2000;

@@ -14,13 +14,6 @@ namespace {
 
 const std::string script = std::string(GRAIN_SOURCE_DIR) + "/scripts/grain-trace";
 
-long fib(int n) {
-  if (n < 2) return n;
-  grain::future<long> a = grain::async(fib, n - 1);
-  long b = fib(n - 2);
-  return a.get() + b;
-}
-
 class GrainTraceScript : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -69,13 +69,6 @@ TEST(TraceBench, DISABLED_HookCost) {
   EXPECT_EQ(st.task_enters, n);
 }
 
-long fib(int n) {
-  if (n < 2) return n;
-  grain::future<long> a = grain::async(fib, n - 1);
-  long b = fib(n - 2);
-  return a.get() + b;
-}
-
 // fib(28) with 2 workers, tracing off and on (interleaved runs, medians), the cost per task and
 // the bytes per task event on disk. GRAIN_BENCH_N / GRAIN_BENCH_RUNS change the size.
 TEST(TraceBench, DISABLED_Fib) {

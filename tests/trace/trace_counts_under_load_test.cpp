@@ -20,13 +20,6 @@
 namespace grain::test {
 namespace {
 
-long fib(int n) {
-  if (n < 2) return n;
-  grain::future<long> a = grain::async(fib, n - 1);
-  long b = fib(n - 2);
-  return a.get() + b;
-}
-
 // The number after "NAME": in the summary JSON.
 double summary_value(const std::string& file, const std::string& name) {
   std::ifstream in(file);

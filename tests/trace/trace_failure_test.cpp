@@ -24,13 +24,6 @@ namespace {
 
 using instrumentation::read_otf2;
 
-long fib(int n) {
-  if (n < 2) return n;
-  grain::future<long> a = grain::async(fib, n - 1);
-  long b = fib(n - 2);
-  return a.get() + b;
-}
-
 std::string slurp(const fs::path& p) {
   std::ifstream f(p);
   std::stringstream ss;

@@ -30,13 +30,6 @@ std::string anchor(const temp_path& d) {
   return (d / "traces.otf2").string();
 }
 
-long fib(int n) {
-  if (n < 2) return n;
-  grain::future<long> a = grain::async(fib, n - 1);
-  long b = fib(n - 2);
-  return a.get() + b;
-}
-
 std::uint64_t total_phases(grain::runtime& rt) {
   std::uint64_t n = 0;
   for (unsigned w = 0; w < rt.num_workers(); ++w) n += rt.core().stats(w).phases.get();

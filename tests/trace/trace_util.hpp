@@ -14,11 +14,21 @@
 #include <vector>
 
 #include "common/run_command.hpp"
+#include "grain/async.hpp"
 #include "grain/instrumentation/trace_reader.hpp"
 
 namespace grain::test {
 
 namespace fs = std::filesystem;
+
+// The traced workload of these tests: every call with n >= 2 spawns one task, so fib(n)
+// spawns fib(n + 1) - 1 of them.
+inline long fib(int n) {
+  if (n < 2) return n;
+  grain::future<long> a = grain::async(fib, n - 1);
+  long b = fib(n - 2);
+  return a.get() + b;
+}
 
 // A fresh path (not created) under the temporary directory, removed at the end.
 class temp_path {

@@ -188,7 +188,7 @@ class otf2_backend final : public backend {
 
   void open_workers(session_core& s) override {
     OTF2_Archive_SetProperty(archive_, "GRAIN::START_TIME",
-                             detail::current_run_info(s.start_ns).start_time.c_str(), true);
+                             detail::iso_utc(s.realtime_at_start).c_str(), true);
     for (unsigned w = 0; w < nw_; ++w) {
       writers_.push_back(OTF2_Archive_GetEvtWriter(archive_, loc(w)));
       attrs_.push_back(OTF2_AttributeList_New());
