@@ -4,33 +4,19 @@
 #include <cstdlib>
 
 #include "grain/async.hpp"
-
-#if __has_include("grain/instrumentation/extension.hpp")
 #include "grain/instrumentation/extension.hpp"
-#define GRAIN_HAS_INSTRUMENTATION 1
-#endif
-#if __has_include("grain/instrumentation/trace.hpp")
 #include "grain/instrumentation/trace.hpp"
-#define GRAIN_HAS_TRACE 1
-#endif
-#if __has_include("grain/policy/extension.hpp")
 #include "grain/policy/extension.hpp"
-#define GRAIN_HAS_POLICY 1
-#endif
 
 namespace grain {
 
+// grain::grain always links the three parts (grain/CMakeLists.txt); a program that wants a
+// smaller runtime builds runtime_core with its own list.
 std::vector<std::unique_ptr<extension>> default_extensions() {
   std::vector<std::unique_ptr<extension>> e;
-#ifdef GRAIN_HAS_INSTRUMENTATION
   e.push_back(instrumentation::make_extension());
-#endif
-#ifdef GRAIN_HAS_TRACE
   e.push_back(instrumentation::make_trace_extension());
-#endif
-#ifdef GRAIN_HAS_POLICY
   e.push_back(policy::make_extension());
-#endif
   return e;
 }
 

@@ -12,7 +12,7 @@
 
 #include "grain/instrumentation/counters.hpp"
 #include "grain/instrumentation/listener.hpp"
-#include "grain/runtime_core.hpp"
+#include "grain/ext/runtime_core.hpp"
 
 namespace grain::instrumentation::detail {
 

@@ -15,7 +15,7 @@
 #include <mutex>
 #include <string_view>
 
-#include "grain/hooks.hpp"
+#include "grain/ext/hooks.hpp"
 #include "internal.hpp"
 
 namespace grain::instrumentation::detail {

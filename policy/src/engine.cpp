@@ -159,6 +159,7 @@ decision_record engine::impl::set_knob(knob& k, double requested, std::string_vi
   if (only_if_changed && !clamped && v == k.value()) {
     decision_record r;
     r.knob = k.name();
+    r.type = k.type();
     r.old_value = r.new_value = r.requested = v;
     return r;  // nothing changes: no record
   }

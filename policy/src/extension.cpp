@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "grain/policy/engine.hpp"
-#include "grain/runtime_core.hpp"
+#include "grain/ext/runtime_core.hpp"
 #include "policy_internal.hpp"
 
 namespace grain::policy {

@@ -6,7 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "grain/async.hpp"
-#include "grain/runtime_core.hpp"
+#include "grain/ext/runtime_core.hpp"
 
 namespace grain {
 

@@ -1,5 +1,5 @@
 #pragma once
-#include "grain/hooks.hpp"
+#include "grain/ext/hooks.hpp"
 
 namespace grain::detail {
 // The hook table itself, read directly on the hot path (one load per hook).

@@ -90,6 +90,7 @@ decision_record knob::set(double requested, std::string_view reason, std::string
   r.time_ns = now_ns();
   r.rule = rule;
   r.knob = name_;
+  r.type = type_;
   r.old_value = value();
   r.new_value = v;
   r.requested = requested;

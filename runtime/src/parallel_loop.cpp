@@ -7,7 +7,7 @@
 #include "grain/knob.hpp"
 #include "grain/parallel/loop_engine.hpp"
 #include "grain/parallel/loop_stats.hpp"
-#include "grain/runtime_core.hpp"
+#include "grain/ext/runtime_core.hpp"
 #include "grain/this_task.hpp"
 
 namespace grain {

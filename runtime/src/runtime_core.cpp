@@ -1,4 +1,4 @@
-#include "grain/runtime_core.hpp"
+#include "grain/ext/runtime_core.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

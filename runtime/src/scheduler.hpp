@@ -19,7 +19,7 @@
 #include "grain/detail/waiter.hpp"
 #include "grain/knob.hpp"
 #include "grain/topology.hpp"
-#include "grain/worker_stats.hpp"
+#include "grain/ext/worker_stats.hpp"
 #include "stack_pool.hpp"
 #include "timer_service.hpp"
 

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "grain/grain.hpp"
-#include "grain/hooks.hpp"
+#include "grain/ext/hooks.hpp"
 #include "grain/instrumentation/counters.hpp"
 
 namespace gi = grain::instrumentation;

@@ -12,7 +12,7 @@
 
 #include "grain/clock.hpp"
 #include "grain/grain.hpp"
-#include "grain/hooks.hpp"
+#include "grain/ext/hooks.hpp"
 #include "grain/instrumentation/trace.hpp"
 #include "trace_util.hpp"
 

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "grain/grain.hpp"
-#include "grain/hooks.hpp"
+#include "grain/ext/hooks.hpp"
 #include "grain/instrumentation/trace.hpp"
 #include "grain/instrumentation/trace_reader.hpp"
 #include "grain/options.hpp"

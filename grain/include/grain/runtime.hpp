@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "grain/runtime_core.hpp"
+#include "grain/ext/runtime_core.hpp"
 
 namespace grain {
 

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "grain/instrumentation/trace.hpp"
-#include "grain/runtime_core.hpp"
+#include "grain/ext/runtime_core.hpp"
 
 namespace grain::instrumentation {
 namespace {

@@ -445,11 +445,6 @@ struct decision_sink {
   session_core* s = nullptr;  // null once the session stopped
 };
 
-bool is_integer_knob(const std::string& name) {
-  if (knob* k = knobs().find(name)) return k->type() != knob_type::real;
-  return false;
-}
-
 std::uint64_t realtime_ns() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -562,7 +557,7 @@ void trace_session::start() {
       std::lock_guard dl(d->m);
       session_core* sc = d->s;
       if (!sc) return;
-      const bool integer = is_integer_knob(r.knob);
+      const bool integer = r.type != knob_type::real;
       std::lock_guard al(sc->aux_mutex);
       sc->be->decision(*sc, r, integer, sc->clamp_aux(r.time_ns));
       ++sc->decisions;

@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "grain/hooks.hpp"
+#include "grain/ext/hooks.hpp"
 #include "grain/instrumentation/counters.hpp"
 #include "grain/instrumentation/listener.hpp"
 #include "grain/instrumentation/trace.hpp"

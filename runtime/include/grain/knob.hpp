@@ -24,6 +24,7 @@ struct decision_record {
   std::uint64_t time_ns = 0;  // now_ns() when applied
   std::string rule;           // policy rule, "cli" for --grain:knob, "api" by default
   std::string knob;
+  knob_type type = knob_type::real;  // of the knob: readers format values without a lookup
   double old_value = 0;
   double new_value = 0;
   double requested = 0;  // value asked for before clamping

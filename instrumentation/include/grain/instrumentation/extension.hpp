@@ -15,7 +15,7 @@
 //   --grain:app-name=NAME                calibration key (default: argv[0] basename)
 #include <memory>
 
-#include "grain/extension.hpp"
+#include "grain/ext/extension.hpp"
 
 namespace grain::instrumentation {
 

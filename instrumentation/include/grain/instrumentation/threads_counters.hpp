@@ -1,6 +1,6 @@
 #pragma once
 // The /threads counters (seed 000, section II-A): computed from the per-worker statistics the
-// scheduler keeps (grain/worker_stats.hpp). Nothing here runs per task: a sample reads each
+// scheduler keeps (grain/ext/worker_stats.hpp). Nothing here runs per task: a sample reads each
 // worker's slots once and derives every counter of every instance from those readings.
 #include <memory>
 #include <optional>
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "grain/instrumentation/counters.hpp"
-#include "grain/runtime_core.hpp"
-#include "grain/worker_stats.hpp"
+#include "grain/ext/runtime_core.hpp"
+#include "grain/ext/worker_stats.hpp"
 
 namespace grain::instrumentation {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "grain/extension.hpp"
+#include "grain/ext/extension.hpp"
 
 namespace grain::instrumentation {
 

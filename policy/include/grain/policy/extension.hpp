@@ -11,7 +11,7 @@
 //   --grain:list-knobs           list name, type, range, default, description; exit 0
 #include <memory>
 
-#include "grain/extension.hpp"
+#include "grain/ext/extension.hpp"
 
 namespace grain::policy {
 

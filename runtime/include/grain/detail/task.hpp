@@ -9,7 +9,7 @@
 #include <typeinfo>
 
 #include "grain/detail/config.hpp"
-#include "grain/hooks.hpp"
+#include "grain/ext/hooks.hpp"
 
 namespace grain {
 

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "grain/extension.hpp"
+#include "grain/ext/extension.hpp"
 #include "grain/knob.hpp"
 #include "grain/options.hpp"
 #include "grain/topology.hpp"
-#include "grain/worker_stats.hpp"
+#include "grain/ext/worker_stats.hpp"
 
 namespace grain {
 
