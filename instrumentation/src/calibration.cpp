@@ -1,4 +1,4 @@
-// t_d1 calibration files (seed 000, Eq. 5 and 6): the average task duration of an application
+// t_d1 calibration files (docs/counters.md, "Obtaining t_d1"): the average task duration of an application
 // on one worker, saved by --grain:save-calibration=FILE and read by --grain:calibration=FILE.
 //
 //   {"format": "grain-calibration", "version": 1,

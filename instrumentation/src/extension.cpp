@@ -131,7 +131,7 @@ class instrumentation_extension final : public extension {
     app_name_ = o.get("app-name", default_app_name());
     workers_ = rt.num_workers();
 
-    // Calibration (t_d1): seed 000, Eq. 5-6.
+    // Calibration (t_d1): docs/counters.md, "Obtaining t_d1".
     threads_options topts;
     if (o.has("calibration")) {
       const std::string file = o.get("calibration");

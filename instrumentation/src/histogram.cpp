@@ -1,4 +1,4 @@
-// Histogram counters (seed 001: /coalescing/time/parcel-arrival-histogram).
+// Histogram counters (docs/counters.md: /coalescing/time/parcel-arrival-histogram).
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>

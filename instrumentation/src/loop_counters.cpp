@@ -27,15 +27,16 @@ class loop_provider final : public counter_provider {
     infos_ = {
         {p + "count/calls", "count", "parallel loop calls (seq loops are not counted)",
          counter_kind::monotonic},
-        {p + "count/iterations", "count", "iterations of those calls", counter_kind::monotonic},
+        {p + "count/iterations", "count", "loop iterations executed by those calls",
+         counter_kind::monotonic},
         {p + "count/chunks", "count",
          "chunks executed (an auto timing run and an adaptive serial start are one chunk each)",
          counter_kind::monotonic},
         {p + "chunk-size", "count",
          "chunk size chosen by the chunker of the most recently finished parallel loop",
          counter_kind::gauge},
-        {p + "average-chunk-size", "count", "count/iterations / count/chunks",
-         counter_kind::average},
+        {p + "average-chunk-size", "count",
+         "average iterations per chunk, count/iterations / count/chunks", counter_kind::average},
     };
     base_ = read_totals();
   }

@@ -1,4 +1,4 @@
-// The /threads counters. Formulas: seed 000 section II-A, Eq. 1-6; docs/counters.md.
+// The /threads counters. Formulas and equation numbers: docs/counters.md, "/threads counters".
 #include <algorithm>
 
 #include "grain/instrumentation/threads_counters.hpp"
@@ -58,31 +58,35 @@ constexpr counter_kind gauge = counter_kind::gauge;
 // The order here is the order of docs/counters.md.
 constexpr metric metrics[] = {
     {"count/cumulative", "count", mono, formula::tasks, all_scopes,
-     "n_t: tasks completed (including tasks run inline)"},
+     "tasks completed, including tasks run inline (n_t)"},
     {"count/cumulative-phases", "count", mono, formula::phases, all_scopes,
      "task phases started by the scheduler loop (first runs and resumptions)"},
     {"count/inline-tasks", "count", mono, formula::inline_tasks, all_scopes,
-     "of n_t, tasks run inline inside another task (get-pop, sync, fork, adaptive)"},
+     "tasks completed inline inside another task (get-pop, sync, fork, adaptive); part of n_t"},
     {"count/suspensions", "count", mono, formula::suspensions, all_scopes,
-     "user-thread suspensions"},
+     "times a user thread suspended (waited on a future, LCO, yield or sleep)"},
     {"time/average", "ns", avg, formula::t_d, all_scopes,
-     "t_d = sum(t_exec)/n_t: average task duration (seed 000 Eq. 2)"},
+     "average time a task spent executing, t_d = sum(t_exec)/n_t (docs/counters.md, Eq. 2)"},
     {"time/average-overhead", "ns", avg, formula::t_o, all_scopes,
-     "t_o = (sum(t_func)-sum(t_exec))/n_t: average management overhead per task (Eq. 3)"},
+     "average scheduler time spent per task outside its code, t_o = (sum(t_func)-sum(t_exec))/n_t "
+     "(docs/counters.md, Eq. 3)"},
     {"time/average-func", "ns", avg, formula::t_func, all_scopes,
-     "sum(t_func)/n_t = t_d + t_o: task duration including management (seed 001 Eq. 3.1)"},
+     "average time per task including its management, sum(t_func)/n_t = t_d + t_o "
+     "(docs/counters.md, Eq. 3.1)"},
     {"time/average-phase", "ns", avg, formula::t_phase, all_scopes,
-     "sum(t_exec)/phases: average phase duration"},
+     "average time a task phase (a run between two suspensions) executed, sum(t_exec)/phases"},
     {"time/average-phase-overhead", "ns", avg, formula::t_phase_overhead, all_scopes,
-     "(sum(t_func)-sum(t_exec))/phases: average management overhead per phase"},
+     "average scheduler time per task phase, (sum(t_func)-sum(t_exec))/phases"},
     {"time/cumulative", "ns", mono, formula::exec, all_scopes,
-     "sum(t_exec): time spent executing task phases"},
+     "total time workers spent executing task code, sum(t_exec)"},
     {"time/overall", "ns", mono, formula::func, all_scopes,
-     "sum(t_func): time the workers spent in the scheduling loop (busy and idle)"},
+     "total time workers spent in the scheduling loop, busy and idle, sum(t_func)"},
     {"time/idle", "ns", mono, formula::idle_time, all_scopes,
-     "time spent looking for work without finding any (part of sum(t_func)-sum(t_exec))"},
+     "total time workers spent looking for work without finding any; part of "
+     "sum(t_func)-sum(t_exec)"},
     {"idle-rate", "ratio", avg, formula::idle_rate, all_scopes,
-     "I_r = (sum(t_func)-sum(t_exec))/sum(t_func) in [0,1] (seed 000 Eq. 1)"},
+     "share of the scheduling loop's time not spent in task code, in [0,1]: "
+     "I_r = (sum(t_func)-sum(t_exec))/sum(t_func) (docs/counters.md, Eq. 1)"},
     {"count/pending-accesses", "count", mono, formula::pending_accesses, all_scopes,
      "lookups in the worker's own pending (runnable user thread) queues"},
     {"count/pending-misses", "count", mono, formula::pending_misses, all_scopes,
@@ -102,24 +106,27 @@ constexpr metric metrics[] = {
     {"time/background-work", "ns", mono, formula::background_time, all_scopes,
      "time spent in background work (network progress, collectives)"},
     {"background-overhead", "ratio", avg, formula::background_overhead, all_scopes,
-     "background work time / sum(t_func), in [0,1]"},
+     "share of the scheduling loop's time spent in background work, in [0,1]: "
+     "sum(t_background)/sum(t_func) (docs/counters.md, Eq. 3.4)"},
     {"network-overhead", "ratio", avg, formula::network_overhead, all_scopes,
-     "N_oh = sum(t_background)/sum(t_func) (seed 001 Eq. 3.4); all background work is "
-     "network progress and collectives"},
+     "share of the scheduling loop's time spent on network progress and collectives, in [0,1]: "
+     "N_oh = sum(t_background)/sum(t_func) (docs/counters.md, Eq. 3.4)"},
     {"queue-length/staged", "count", gauge, formula::queue_staged, all_scopes,
      "tasks now in the staged queues"},
     {"queue-length/pending", "count", gauge, formula::queue_pending, all_scopes,
      "user threads now in the pending queues"},
     {"queue-length", "count", gauge, formula::queue_total, all_scopes,
-     "staged + pending queue lengths now"},
+     "tasks and user threads now waiting in this scope's queues (staged + pending)"},
     {"count/active-workers", "count", gauge, formula::active_workers, pool_scope | total_scope,
-     "workers currently active (elastic pool size)"},
+     "workers now active in the pool (its elastic size, the threads knob)"},
     {"management-overhead", "ns", avg, formula::management_overhead, all_scopes,
-     "T_o = t_o*n_t/n_c: task management overhead per core (seed 000 Eq. 4)"},
+     "scheduler time outside task code per core, T_o = t_o*n_t/n_c (docs/counters.md, Eq. 4)"},
     {"wait-time-inflation", "ns", avg, formula::wait_inflation, all_scopes,
-     "t_w = t_d - t_d1: wait time per task against a one-worker calibration (Eq. 5)"},
+     "how much longer a task runs than on one worker (contention), t_w = t_d - t_d1 "
+     "(docs/counters.md, Eq. 5; needs a calibration)"},
     {"wait-time-inflation-per-core", "ns", avg, formula::wait_inflation_per_core, all_scopes,
-     "T_w = (t_d - t_d1)*n_t/n_c: wait time per core (Eq. 6)"},
+     "that inflation summed over tasks per core, T_w = (t_d - t_d1)*n_t/n_c "
+     "(docs/counters.md, Eq. 6)"},
 };
 
 inline std::uint64_t sat_sub(std::uint64_t a, std::uint64_t b) noexcept {

@@ -184,8 +184,31 @@ TEST(PrintCounter, ListCountersExitsZero) {
   for (const char* n :
        {"/threads{locality#0/total}/idle-rate", "/threads{locality#0/total}/time/average",
         "/threads{locality#0/pool#default/worker#1}/count/cumulative",
-        "/threads{locality#0/total}/wait-time-inflation", "ratio", "ns", "seed 000 Eq. 1"})
+        "/threads{locality#0/total}/wait-time-inflation", "ratio", "ns",
+        "docs/counters.md, Eq. 1"})
     EXPECT_NE(text.find(n), std::string::npos) << n;
+  // Each description says what the counter is in words (a formula alone, or a pointer to a
+  // paper the user does not have, is a label): at least four words before any '=' and no
+  // reference to anything outside the repository.
+  std::istringstream lines(text);
+  std::string line;
+  int described = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind('/', 0) != 0) continue;
+    std::istringstream fields(line);
+    std::string name, unit;
+    fields >> name >> unit;
+    std::string desc;
+    std::getline(fields, desc);
+    const std::string words = desc.substr(0, desc.find('='));
+    std::istringstream ws(words);
+    int n = 0;
+    for (std::string w; ws >> w;) ++n;
+    EXPECT_GE(n, 4) << name << ":" << desc;
+    EXPECT_EQ(desc.find("seed"), std::string::npos) << name << ":" << desc;
+    ++described;
+  }
+  EXPECT_GT(described, 50);
   std::remove(out.c_str());
 }
 

@@ -40,6 +40,10 @@ TEST(Knob, ClampIsRecorded) {
   EXPECT_EQ(r.new_value, 100);
   EXPECT_EQ(r.rule, "unit");
   EXPECT_EQ(r.reason, "too big");
+  EXPECT_EQ(r.type, grain::knob_type::integer);  // readers format the values without a lookup
+  EXPECT_EQ(
+      grain::knobs().define_double("test.knob.clamp.real", 0, 1, 0, "real").set(0.5, "r").type,
+      grain::knob_type::real);
   r = k.set(-3, "too small");
   EXPECT_TRUE(r.clamped);
   EXPECT_EQ(k.value(), 0);
