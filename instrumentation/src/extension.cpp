@@ -184,6 +184,7 @@ class instrumentation_extension final : public extension {
     auto names = o.get_all("print-counter");
     if (!names.empty()) {
       std::vector<counter_pattern> pats;
+      pats.reserve(names.size());
       for (auto& n : names) pats.push_back(checked_pattern(n));
       const detail::print_schedule schedule = print_schedule_of(o);
       std::string fmt = o.get("print-counter-format", "csv");

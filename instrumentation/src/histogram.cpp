@@ -61,8 +61,11 @@ class histogram_provider final : public counter_provider {
         range = "[" + std::to_string(h_->min() + w * static_cast<double>(k - 1)) + ", " +
                 std::to_string(h_->min() + w * static_cast<double>(k)) + ")";
       }
-      infos_.push_back({base + "/bucket#" + std::to_string(k), "count",
-                        "values of " + base + " in " + range + (unit.empty() ? "" : " " + unit),
+      std::string desc = "values of " + base;
+      desc += " in ";
+      desc += range;
+      if (!unit.empty()) desc += " " + unit;
+      infos_.push_back({base + "/bucket#" + std::to_string(k), "count", std::move(desc),
                         counter_kind::monotonic});
     }
     base_.assign(h_->buckets() + 2, 0);

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "grain/ext/runtime_core.hpp"
 #include "grain/instrumentation/counters.hpp"
 #include "grain/instrumentation/listener.hpp"
-#include "grain/ext/runtime_core.hpp"
 
 namespace grain::instrumentation::detail {
 
@@ -24,14 +24,21 @@ void notify_event(const app_event& e);
 std::string json_string(std::string_view s);  // quoted and escaped
 std::string json_number(double v);            // shortest round-trip; null if not finite
 
+struct json_member;
 struct json_value {
   enum type { null, boolean, number, string, array, object } t = null;
   bool b = false;
   double n = 0;
   std::string s;
   std::vector<json_value> a;
-  std::vector<std::pair<std::string, json_value>> o;
+  // Not std::pair<std::string, json_value>: a pair needs its members complete, and json_value
+  // is not yet (g++ instantiates it late enough, clang does not); vector allows it.
+  std::vector<json_member> o;
   const json_value* get(std::string_view key) const noexcept;
+};
+struct json_member {
+  std::string first;
+  json_value second;
 };
 // Throws std::runtime_error with the byte offset of the error.
 json_value json_parse(std::string_view text);

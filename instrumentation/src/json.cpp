@@ -190,7 +190,7 @@ struct parser {
         ws();
         if (i >= s.size() || s[i] != ':') fail("expected ':'");
         ++i;
-        v.o.emplace_back(std::move(k), value(depth + 1));
+        v.o.push_back({std::move(k), value(depth + 1)});
         ws();
         if (i < s.size() && s[i] == ',') {
           ++i;
