@@ -1,4 +1,4 @@
-// t_d1 calibration (seed 000, Eq. 5-6): a one-worker run saves it, later runs read it.
+// t_d1 calibration (docs/counters.md, Eq. 5-6): a one-worker run saves it, later runs read it.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -184,8 +184,7 @@ TEST(PrintCounter, ListCountersExitsZero) {
   for (const char* n :
        {"/threads{locality#0/total}/idle-rate", "/threads{locality#0/total}/time/average",
         "/threads{locality#0/pool#default/worker#1}/count/cumulative",
-        "/threads{locality#0/total}/wait-time-inflation", "ratio", "ns",
-        "docs/counters.md, Eq. 1"})
+        "/threads{locality#0/total}/wait-time-inflation", "ratio", "ns", "docs/counters.md, Eq. 1"})
     EXPECT_NE(text.find(n), std::string::npos) << n;
   // Each description says what the counter is in words (a formula alone, or a pointer to a
   // paper the user does not have, is a label): at least four words before any '=' and no

@@ -11,8 +11,8 @@
 #include <chrono>
 #include <thread>
 
-#include "grain/grain.hpp"
 #include "grain/ext/hooks.hpp"
+#include "grain/grain.hpp"
 #include "grain/instrumentation/counters.hpp"
 
 namespace gi = grain::instrumentation;

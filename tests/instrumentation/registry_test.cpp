@@ -167,7 +167,7 @@ TEST(ThreadsCounters, InstancesAndNames) {
     EXPECT_TRUE(r.contains(n)) << n;
   EXPECT_EQ(r.list("/threads{*}/idle-rate").size(), 3u + 2u + 1u);
   EXPECT_EQ(r.list("/threads{locality#0/pool#default/worker#*}/idle-rate").size(), 2u);
-  // Every seed counter of DESIGN.md exists for the locality total.
+  // Every counter of docs/counters.md's /threads table exists for the locality total.
   for (const char* c : {"count/cumulative",
                         "count/cumulative-phases",
                         "time/average",
@@ -215,7 +215,7 @@ TEST(ThreadsCounters, SeedFormulas) {
   EXPECT_DOUBLE_EQ(value_of(r, w0 + "time/average"), 1000);          // Eq. 2
   EXPECT_DOUBLE_EQ(value_of(r, w0 + "time/average-overhead"), 250);  // Eq. 3
   EXPECT_DOUBLE_EQ(value_of(r, w0 + "idle-rate"), 250.0 / 1250.0);   // Eq. 1
-  EXPECT_DOUBLE_EQ(value_of(r, w0 + "time/average-func"), 1250);     // seed 001 Eq. 3.1
+  EXPECT_DOUBLE_EQ(value_of(r, w0 + "time/average-func"), 1250);     // docs/counters.md, Eq. 3.1
   EXPECT_EQ(value_of(r, tot + "count/cumulative"), 400);
   const double exec = 100 * 1000 + 300 * 2000, func = 100 * 1250 + 300 * 2050;
   EXPECT_DOUBLE_EQ(value_of(r, tot + "time/cumulative"), exec);
@@ -299,7 +299,7 @@ TEST(ThreadsCounters, IdlePeriodInProgressCounts) {
 }
 
 TEST(CounterRegistry, ExternalProvidersForCoalescingCounters) {
-  // How the coalescing layer (seed 001 section 3.1) plugs its counters in.
+  // How the coalescing layer (docs/counters.md, "Counters from other parts") plugs its counters in.
   counter_registry r;
   std::atomic<std::uint64_t> parcels{0}, messages{0};
   const std::string inst = "{action#put/locality#0}";

@@ -1,7 +1,8 @@
 #pragma once
-// Machine topology (hwloc) and the thread mappings of seed 003: which processing unit each
-// worker of each pool is bound to. Placement is computed as data so that it can be tested on
-// synthetic topologies (HWLOC_SYNTHETIC or an XML file) of machines we do not have.
+// Machine topology (hwloc) and the thread mappings of seed 003 (docs/thread-mapping.md): which
+// processing unit each worker of each pool is bound to. Placement is computed as data so that it
+// can be tested on synthetic topologies (HWLOC_SYNTHETIC or an XML file) of machines we do not
+// have.
 #include <memory>
 #include <string>
 #include <string_view>

@@ -140,9 +140,9 @@ class counter_registry {
   std::unique_ptr<impl> impl_;
 };
 
-// A histogram of values (e.g. the gap between parcel arrivals, seed 001 section 3.1): linear
-// buckets over [min, max), one below and one at/above. record() is thread-safe and cheap (a
-// few relaxed atomic operations, no lock).
+// A histogram of values (e.g. the gap between parcel arrivals, docs/counters.md, "Counters from
+// other parts"): linear buckets over [min, max), one below and one at/above. record() is
+// thread-safe and cheap (a few relaxed atomic operations, no lock).
 class histogram {
  public:
   histogram(double min, double max, std::size_t buckets);

@@ -1,15 +1,15 @@
 #pragma once
-// The /threads counters (seed 000, section II-A): computed from the per-worker statistics the
-// scheduler keeps (grain/ext/worker_stats.hpp). Nothing here runs per task: a sample reads each
-// worker's slots once and derives every counter of every instance from those readings.
+// The /threads counters (docs/counters.md, "/threads counters"): computed from the per-worker
+// statistics the scheduler keeps (grain/ext/worker_stats.hpp). Nothing here runs per task: a sample
+// reads each worker's slots once and derives every counter of every instance from those readings.
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "grain/instrumentation/counters.hpp"
 #include "grain/ext/runtime_core.hpp"
 #include "grain/ext/worker_stats.hpp"
+#include "grain/instrumentation/counters.hpp"
 
 namespace grain::instrumentation {
 
@@ -29,7 +29,7 @@ class stats_source {
 std::unique_ptr<stats_source> make_stats_source(runtime_core& rt);
 
 struct threads_options {
-  // t_d1: average task duration of this application on one worker, in ns (seed 000, Eq. 5).
+  // t_d1: average task duration of this application on one worker, in ns (docs/counters.md, Eq. 5).
   // Without it the wait-time-inflation counters report unavailable.
   std::optional<double> t_d1_ns;
 };
