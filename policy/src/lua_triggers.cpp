@@ -1,6 +1,6 @@
 // grain.every, grain.on, grain.when and grain.cancel: the Lua functions that make rules from
-// Lua functions. A new Lua trigger is added here (with its kind in rule.hpp when it waits for
-// an input no existing kind covers).
+// Lua functions. A new Lua trigger is added here; only one that waits for an input no
+// existing kind covers also needs its kind in rule.hpp and its case in rule_dispatch.cpp.
 #include <cstdio>
 #include <string>
 
