@@ -17,13 +17,6 @@ namespace {
 
 std::atomic<sampler::impl*> g_active{nullptr};
 
-std::uint64_t thread_cpu_ns(clockid_t id) noexcept {
-  timespec ts{};
-  if (clock_gettime(id, &ts) != 0) return 0;
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
 }  // namespace
 
 struct sampler::impl {
@@ -92,7 +85,7 @@ class sampler_provider final : public counter_provider {
     out[0] = {static_cast<double>(n - std::min(n, s_->samples_base)), true};
     std::uint64_t cpu = 0;
     if (s_->has_clock.load(std::memory_order_acquire)) {
-      cpu = thread_cpu_ns(s_->cpu_clock);
+      cpu = grain::thread_cpu_ns(s_->cpu_clock);
     } else if (s_->thread_done.load(std::memory_order_acquire)) {
       cpu = s_->final_cpu;  // the thread has ended: its total
       now = s_->final_wall;
@@ -108,7 +101,8 @@ class sampler_provider final : public counter_provider {
   }
   void reset(std::uint64_t now) override {
     s_->samples_base = s_->samples.load(std::memory_order_relaxed);
-    s_->cpu_base = s_->has_clock.load(std::memory_order_acquire) ? thread_cpu_ns(s_->cpu_clock) : 0;
+    s_->cpu_base =
+        s_->has_clock.load(std::memory_order_acquire) ? grain::thread_cpu_ns(s_->cpu_clock) : 0;
     s_->wall_base = now;
   }
 
@@ -144,7 +138,7 @@ void sampler::start(std::uint64_t interval_ms) {
       s->has_clock.store(true, std::memory_order_release);
     }
     s->run();
-    s->final_cpu = thread_cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+    s->final_cpu = grain::thread_cpu_ns(CLOCK_THREAD_CPUTIME_ID);
     s->final_wall = now_ns();
     s->has_clock.store(false, std::memory_order_release);
     s->thread_done.store(true, std::memory_order_release);

@@ -1,4 +1,6 @@
 #pragma once
+// Between the policy extension and the process-wide registry of C++ policies
+// (cpp_policies.cpp), which outlives any one engine.
 #include "grain/policy/engine.hpp"
 
 namespace grain::policy::detail {

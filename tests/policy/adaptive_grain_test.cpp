@@ -1,7 +1,7 @@
 // policies-lua/adaptive_grain.lua on synthetic counter feeds (no runtime): the engine gets
 // the snapshots and iteration events an application with a grain knob would produce, made up
-// here so that each regime of seed 000 (overhead-dominated, starved, efficient) can be fed
-// on purpose, and a model stencil whose step time has its minimum in the middle.
+// here so that each regime docs/policies.md describes (overhead-dominated, starved, efficient) can
+// be fed on purpose, and a model stencil whose step time has its minimum in the middle.
 #include <gtest/gtest.h>
 
 #include <algorithm>

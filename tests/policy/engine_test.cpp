@@ -7,7 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "common/lua_load.hpp"
 #include "grain/clock.hpp"
@@ -301,6 +304,37 @@ TEST(Triggers, CountersWhenAndEvents) {
             "");
 }
 
+// Each operator of grain.when compares as written (at, below and above the threshold), is
+// shown as written in the rule's trigger ("!=" as "~="), and an unknown one is an error.
+TEST(Triggers, WhenOperatorsCompareAsWritten) {
+  engine e;
+  e.load_string(
+      "calls = {}\n"
+      "for _, op in ipairs({'<', '<=', '>', '>=', '==', '~=', '!='}) do\n"
+      "  grain.when('/x', op, 0.5, function() calls[op] = (calls[op] or 0) + 1 end, op)\n"
+      "end\n",
+      "ops.lua");
+  for (double v : {0.4, 0.5, 0.6}) {
+    e.feed_sample(snapshot({{"/x", v}}));
+    e.pump();
+  }
+  const std::vector<std::pair<std::string, int>> want = {{"<", 1},  {"<=", 2}, {">", 1}, {">=", 2},
+                                                         {"==", 1}, {"~=", 2}, {"!=", 2}};
+  for (auto& [op, n] : want)
+    EXPECT_EQ(load_error(e, "assert((calls['" + op + "'] or 0) == " + std::to_string(n) +
+                                ", calls['" + op + "'])"),
+              "")
+        << op;
+  std::vector<std::string> triggers;
+  for (auto& r : e.rules()) triggers.push_back(r.trigger);
+  EXPECT_EQ(triggers, (std::vector<std::string>{"when /x < 0.5", "when /x <= 0.5", "when /x > 0.5",
+                                                "when /x >= 0.5", "when /x == 0.5",
+                                                "when /x ~= 0.5", "when /x ~= 0.5"}));
+  EXPECT_NE(load_error(e, "grain.when('/x', '=>', 1, function() end)")
+                .find("operator '=>' is not one of"),
+            std::string::npos);
+}
+
 TEST(Triggers, ThreadedEngineLifecycle) {
   grain::knobs().define_int("test.engine.life", 0, 1000, 0, "x");
   engine e;
@@ -429,6 +463,57 @@ TEST(Tune, BadRequestsAreErrors) {
       std::string::npos);
   EXPECT_NE(load_error(e, "grain.tune{knobs={'test.engine.badtune'}}").find("metric"),
             std::string::npos);
+}
+
+// C++ and Lua tuner requests are made into rules in one place: the same request is refused
+// for the same reason, and the same trigger reads the same in rules().
+TEST(Tune, CppAndLuaTunersAreMadeAlike) {
+  grain::knob& k = grain::knobs().define_int("test.engine.alike", 0, 10, 0, "x");
+  auto cpp_error = [&](std::string metric, std::string trigger, int period_ms) {
+    engine e;
+    grain::policy::tune_request r;
+    r.parameters = {grain::policy::tuning::parameter::from_knob(k)};
+    r.metric = std::move(metric);
+    r.trigger = std::move(trigger);
+    r.period = std::chrono::milliseconds(period_ms);
+    try {
+      e.add_tuner(r);
+    } catch (const std::invalid_argument& ex) {
+      return std::string(ex.what());
+    }
+    return std::string();
+  };
+  engine e;
+  const std::string field = cpp_error("duration_ns", "sample", 0);
+  EXPECT_NE(field.find("event field"), std::string::npos) << field;
+  const std::string lua_field =
+      load_error(e, "grain.tune{knobs={'test.engine.alike'}, metric='duration_ns'}");
+  EXPECT_NE(lua_field.find("grain.tune: " + field), std::string::npos) << lua_field;
+  const std::string period = cpp_error("/x", "", 0);
+  EXPECT_NE(period.find(">= 1 ms"), std::string::npos) << period;
+  const std::string lua_period =
+      load_error(e, "grain.tune{knobs={'test.engine.alike'}, metric='/x', trigger=0.5}");
+  EXPECT_NE(lua_period.find("grain.tune: " + period), std::string::npos) << lua_period;
+
+  grain::policy::tune_request r;
+  r.name = "cpp";
+  r.parameters = {grain::policy::tuning::parameter::from_knob(k)};
+  r.metric = "/x";
+  r.trigger = "iteration";
+  e.add_tuner(r);
+  r.name = "cpp-periodic";
+  r.trigger = "";
+  r.period = std::chrono::milliseconds(20);
+  e.add_tuner(r);
+  e.load_string(
+      "grain.tune{knobs={'test.engine.alike'}, metric='/x', trigger='iteration', name='lua'}\n"
+      "grain.tune{knobs={'test.engine.alike'}, metric='/x', trigger=20, name='lua-periodic'}\n");
+  auto rules = e.rules();
+  ASSERT_EQ(rules.size(), 4u);
+  EXPECT_EQ(rules[0].trigger, "on iteration");
+  EXPECT_EQ(rules[1].trigger, "every 20 ms");
+  EXPECT_EQ(rules[2].trigger, rules[0].trigger);
+  EXPECT_EQ(rules[3].trigger, rules[1].trigger);
 }
 
 // ---- C++ policies ------------------------------------------------------------------------
