@@ -29,12 +29,10 @@ bool chunk_buffer::next_chunk() {
   }
   if (!spare) spare = returned.exchange(nullptr, std::memory_order_acquire);
   chunk* n = spare;
-  if (n) {
+  if (n)
     spare = n->next;
-  } else {
+  else
     n = new chunk;
-    ++chunks_allocated;
-  }
   n->next = nullptr;
   n->count = 0;
   current = n;

@@ -25,7 +25,6 @@ struct chunk_buffer {
   rec* end = nullptr;
   chunk* current = nullptr;
   chunk* spare = nullptr;  // the worker's own free list (taken from `returned`)
-  std::uint64_t chunks_allocated = 0;
   alignas(64) std::atomic<chunk*> published{nullptr};  // full chunks, newest first
   alignas(64) std::atomic<chunk*> returned{nullptr};   // chunks given back by the consumer
 

@@ -5,7 +5,7 @@
 // makes the flag visible is asymmetric: the worker pays a compiler fence, the stopping thread a
 // membarrier system call (a real fence on both sides where membarrier is missing). Separate
 // from the hooks because it is the one subtle concurrency argument of the trace
-// (docs/tracing.md, "Cost").
+// (docs/tracing.md, "How it is recorded (cost)").
 #include <atomic>
 #include <cstddef>
 #include <cstdint>

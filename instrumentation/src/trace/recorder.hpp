@@ -2,8 +2,8 @@
 // Recording on the task path: a task phase or an idle period begins or ends on a worker, and
 // the worker appends compact records to its own buffer, taking no lock. The hooks
 // (session_hooks.cpp) call these; they are inline because they run once or twice per task
-// (docs/tracing.md, "Cost"). The cold parts (a new task name, a full chunk) live in
-// recorder.cpp.
+// (docs/tracing.md, "How it is recorded (cost)"). The cold parts (a new task name, a full chunk)
+// live in recorder.cpp.
 #include <cstdint>
 #include <vector>
 

@@ -136,7 +136,6 @@ void trace_session::impl::finish(bool emergency) {
     for (auto& b : s.workers) {
       result.task_enters += b.enters;
       result.reentries += b.reentries;
-      result.errors += b.errors;
     }
     s.be->finalize(s, t_end, result);
     for (auto& b : s.workers) result.worker_events += b.events;

@@ -24,7 +24,6 @@ struct alignas(64) worker_buf {
   std::uint64_t enters = 0;
   std::uint64_t reentries = 0;
   std::uint64_t events = 0;
-  std::uint64_t errors = 0;
   chunk_buffer out;
 };
 
