@@ -206,39 +206,23 @@ struct papi_session::impl {
 namespace {
 
 std::atomic<papi_session::impl*> g_target{nullptr};
-void (*g_prev_start)(unsigned) = nullptr;
-void (*g_prev_stop)(unsigned) = nullptr;
-thread_local bool t_in_hook = false;
+
+void hook_worker_start(unsigned w);
+void hook_worker_stop(unsigned w);
+
+// Chained into the single hook table in front of what was there (the tracer, a test's tool).
+// Without a session our functions do nothing but call the previous ones.
+hook_chain g_chain{
+    runtime_hooks{.worker_start = &hook_worker_start, .worker_stop = &hook_worker_stop}};
 
 void hook_worker_start(unsigned w) {
-  if (t_in_hook) return;  // a chain that leads back to us: run once
-  t_in_hook = true;
-  if (g_prev_start) g_prev_start(w);
+  if (auto p = g_chain.prev().worker_start) p(w);
   if (auto* s = g_target.load(std::memory_order_acquire)) s->worker_start(w);
-  t_in_hook = false;
 }
 
 void hook_worker_stop(unsigned w) {
-  if (t_in_hook) return;
-  t_in_hook = true;
   if (auto* s = g_target.load(std::memory_order_acquire)) s->worker_stop(w);
-  if (g_prev_stop) g_prev_stop(w);
-  t_in_hook = false;
-}
-
-// Chain into the single hook table: keep what was there and call it. Our functions stay
-// installed after the runtime (they do nothing without a session), so a tracer that saved
-// them as its "previous" keeps a valid chain.
-void install_hooks() {
-  runtime_hooks& h = hooks();
-  if (h.worker_start != hook_worker_start) {
-    g_prev_start = h.worker_start;
-    h.worker_start = hook_worker_start;
-  }
-  if (h.worker_stop != hook_worker_stop) {
-    g_prev_stop = h.worker_stop;
-    h.worker_stop = hook_worker_stop;
-  }
+  if (auto p = g_chain.prev().worker_stop) p(w);
 }
 
 class papi_provider final : public counter_provider {
@@ -333,13 +317,14 @@ papi_session::papi_session(std::vector<std::string> events, runtime_core& rt)
   for (auto& st : impl_->status) any = any || st.available;
   if (any) {
     g_target.store(impl_.get(), std::memory_order_release);
-    install_hooks();
+    g_chain.install();
   }
 }
 
 papi_session::~papi_session() {
   impl* expected = impl_.get();
-  g_target.compare_exchange_strong(expected, nullptr);
+  // The runtime joined its workers before its extensions go: no hook runs now.
+  if (g_target.compare_exchange_strong(expected, nullptr)) g_chain.uninstall();
 }
 
 std::shared_ptr<counter_provider> papi_session::provider() {

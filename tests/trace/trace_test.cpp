@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "grain/grain.hpp"
 #include "grain/ext/hooks.hpp"
+#include "grain/grain.hpp"
 #include "grain/instrumentation/trace.hpp"
 #include "grain/instrumentation/trace_reader.hpp"
 #include "grain/options.hpp"
@@ -266,6 +266,38 @@ TEST(TraceRuntime, DecisionsThroughTheKnobApi) {
   ASSERT_GE(knob_values.size(), 4u);
   EXPECT_EQ(knob_values.front(), 10);
   EXPECT_EQ(knob_values.back(), 32);
+}
+
+// The decision record carries the knob's type: an integer knob's old and new values are also
+// written as OTF2 integers (ParameterInt), a real knob's only as doubles, with their fraction.
+TEST(TraceRuntime, DecisionValuesKeepTheKnobsType) {
+  temp_path dir("types");
+  {
+    grain::runtime rt({"--grain:threads=1", "--grain:trace=" + dir.str()}, false);
+    auto& i = grain::knobs().define_int("test.trace.int", 1, 1000, 10, "an integer knob");
+    auto& r = grain::knobs().define_double("test.trace.real", 0, 1, 0.5, "a real knob");
+    i.set(64, "int", "int-rule");
+    r.set(0.25, "real", "real-rule");
+    rt.stop();
+  }
+  auto t = read_otf2(anchor(dir));
+  const auto* p = t.location("policy engine");
+  ASSERT_TRUE(p);
+  std::string rule;  // of the decision whose events follow
+  std::vector<std::pair<std::string, double>> ints;
+  double real_new = -1;
+  for (auto& e : p->events) {
+    if (e.type == otf2_event::kind::enter && e.name.rfind("policy:", 0) == 0) {
+      rule = e.name;
+      if (rule == "policy:real-rule") real_new = *e.attribute("new_value")->as_double();
+    } else if (e.type == otf2_event::kind::parameter_int) {
+      ints.emplace_back(rule + " " + e.name, e.value);
+    }
+  }
+  EXPECT_EQ(ints,
+            (std::vector<std::pair<std::string, double>>{{"policy:int-rule old_value (int)", 10},
+                                                         {"policy:int-rule new_value (int)", 64}}));
+  EXPECT_DOUBLE_EQ(real_new, 0.25);
 }
 
 TEST(TraceRuntime, OptionErrors) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include <otf2/OTF2_Pthread_Locks.h>
+#include <otf2/otf2.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -25,12 +26,27 @@
 #include "grain/clock.hpp"
 #include "grain/instrumentation/counters.hpp"
 #include "grain/options.hpp"
-#include "session.hpp"
+#include "session_core.hpp"
 
 namespace grain::instrumentation::trace_detail {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Attribute ids (OTF2 AttributeRef); "trigger:<counter>" attributes follow fixed_attributes.
+enum attribute_id : std::uint32_t {
+  attr_guid = 0,
+  attr_parent = 1,
+  attr_resumed_child = 2,
+  attr_rule = 3,
+  attr_knob = 4,
+  attr_old = 5,
+  attr_new = 6,
+  attr_requested = 7,
+  attr_clamped = 8,
+  attr_reason = 9,
+  fixed_attributes = 10
+};
 
 // userData: the writer's "failed" flag. After a failed write OTF2's buffers are not to be
 // trusted (flushing them again at close crashes in OTF2_File_Write): they are dropped.
@@ -217,10 +233,10 @@ class otf2_backend final : public backend {
     bool did = false;
     for (unsigned w = 0; w < nw_; ++w) {
       worker_buf& b = session_->workers[w];
-      for (chunk* c = b.take_published(); c;) {
+      for (chunk* c = b.out.take_published(); c;) {
         chunk* next = c->next;
         if (!failed()) convert(w, c->recs, c->recs + c->count);
-        b.give_back(c);
+        b.out.give_back(c);
         c = next;
         did = true;
       }
@@ -355,8 +371,7 @@ class otf2_backend final : public backend {
     return id;
   }
 
-  void decision(session_core& s, const decision_record& r, bool integer_knob,
-                std::uint64_t ts) override {
+  void decision(session_core& s, const decision_record& r, std::uint64_t ts) override {
     if (failed()) return;
     if (!knob_values_.count(r.knob)) knob_metric(r.knob, r.old_value, ts);
     const std::uint32_t region = s.regions.get("policy:" + r.rule, region_kind::policy);
@@ -378,7 +393,7 @@ class otf2_backend final : public backend {
     bad +=
         OTF2_EvtWriter_ParameterString(policy_evt_, nullptr, ts, 0, str(r.reason)) != OTF2_SUCCESS;
     bad += OTF2_EvtWriter_ParameterString(policy_evt_, nullptr, ts, 1, str(r.knob)) != OTF2_SUCCESS;
-    if (integer_knob) {
+    if (r.type != knob_type::real) {  // integer and enumeration knobs
       bad += OTF2_EvtWriter_ParameterInt(policy_evt_, nullptr, ts, 2,
                                          static_cast<std::int64_t>(r.old_value)) != OTF2_SUCCESS;
       bad += OTF2_EvtWriter_ParameterInt(policy_evt_, nullptr, ts, 3,
@@ -398,9 +413,9 @@ class otf2_backend final : public backend {
     drain();
     for (unsigned w = 0; w < nw_; ++w) {
       auto& b = s.workers[w];
-      if (b.current) {
-        if (!failed()) convert(w, b.current->recs, b.cur);
-        b.cur = b.current->recs;
+      if (b.out.current) {
+        if (!failed()) convert(w, b.out.current->recs, b.out.cur);
+        b.out.cur = b.out.current->recs;
       }
       // Close what is still open (idle workers at stop; everything on a signal).
       for (std::size_t j = b.stack.size(); j-- > 0 && !failed();) {

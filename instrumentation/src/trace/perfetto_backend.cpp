@@ -16,12 +16,14 @@
 #include <system_error>
 #include <vector>
 
-#include "session.hpp"
+#include "../internal.hpp"
+#include "session_core.hpp"
 
 namespace grain::instrumentation::trace_detail {
 namespace {
 
 namespace fs = std::filesystem;
+using detail::json_string;
 
 struct file_closer {
   void operator()(std::FILE* f) const {
@@ -57,7 +59,7 @@ class perfetto_backend final : public backend {
   }
 
   void counter_event(const std::string& name, std::uint64_t ts, unsigned tid, double v) {
-    aux_.push_back("{\"name\":\"" + json_escape(name) + "\",\"ph\":\"C\",\"ts\":" + us(ts) +
+    aux_.push_back("{\"name\":" + json_string(name) + ",\"ph\":\"C\",\"ts\":" + us(ts) +
                    ",\"pid\":" + std::to_string(pid_) + ",\"tid\":" + std::to_string(tid) +
                    ",\"args\":{\"value\":" + num(v) + "}}");
   }
@@ -76,17 +78,17 @@ class perfetto_backend final : public backend {
     counter_event("knob:" + knob, s.clamp_aux(ts), nw_ + 1, value);
   }
 
-  void decision(session_core& s, const decision_record& r, bool, std::uint64_t ts) override {
+  void decision(session_core& s, const decision_record& r, std::uint64_t ts) override {
     start_ = s.start_ns;
-    std::string e = "{\"name\":\"" + json_escape("policy:" + r.rule) +
-                    "\",\"cat\":\"decision\",\"ph\":\"i\",\"s\":\"t\",\"ts\":" + us(ts) +
+    std::string e = "{\"name\":" + json_string("policy:" + r.rule) +
+                    ",\"cat\":\"decision\",\"ph\":\"i\",\"s\":\"t\",\"ts\":" + us(ts) +
                     ",\"pid\":" + std::to_string(pid_) + ",\"tid\":" + std::to_string(nw_ + 1) +
-                    ",\"args\":{\"rule\":\"" + json_escape(r.rule) + "\",\"knob\":\"" +
-                    json_escape(r.knob) + "\",\"old_value\":" + num(r.old_value) +
+                    ",\"args\":{\"rule\":" + json_string(r.rule) +
+                    ",\"knob\":" + json_string(r.knob) + ",\"old_value\":" + num(r.old_value) +
                     ",\"new_value\":" + num(r.new_value) + ",\"requested\":" + num(r.requested) +
-                    ",\"clamped\":" + (r.clamped ? "true" : "false") + ",\"reason\":\"" +
-                    json_escape(r.reason) + "\"";
-    for (auto& [n, v] : r.trigger) e += ",\"trigger:" + json_escape(n) + "\":" + num(v);
+                    ",\"clamped\":" + (r.clamped ? "true" : "false") +
+                    ",\"reason\":" + json_string(r.reason);
+    for (auto& [n, v] : r.trigger) e += "," + json_string("trigger:" + n) + ":" + num(v);
     e += "}}";
     aux_.push_back(std::move(e));
     counter_event("knob:" + r.knob, ts, nw_ + 1, r.new_value);
@@ -98,7 +100,7 @@ class perfetto_backend final : public backend {
     std::FILE* f = out_.get();
     const auto regions = s.regions.all();
     std::vector<std::string> rnames;
-    for (auto& r : regions) rnames.push_back(json_escape(r.first));
+    for (auto& r : regions) rnames.push_back(json_string(r.first));
     std::fprintf(f,
                  "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"grain\","
                  "\"clock\":\"CLOCK_MONOTONIC\",\"start_ns\":%" PRIu64 "},\n\"traceEvents\":[\n",
@@ -133,9 +135,9 @@ class perfetto_backend final : public backend {
         stack.pop_back();
         const bool idle = o.region == idle_region;
         std::fprintf(f,
-                     ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%s,\"dur\":%s,"
+                     ",\n{\"name\":%s,\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%s,\"dur\":%s,"
                      "\"pid\":%u,\"tid\":%u",
-                     o.region < rnames.size() ? rnames[o.region].c_str() : "?",
+                     o.region < rnames.size() ? rnames[o.region].c_str() : "\"?\"",
                      idle ? "idle" : "task", us(o.ts).c_str(), dur(ts - o.ts).c_str(), pid_, w);
         if (!idle) {
           std::fprintf(f, ",\"args\":{\"guid\":%" PRIu64 ",\"parent\":%" PRIu64, o.guid, o.parent);
@@ -157,15 +159,15 @@ class perfetto_backend final : public backend {
           }
         }
       };
-      for (chunk* c = b.take_published(); c;) {
+      for (chunk* c = b.out.take_published(); c;) {
         chunk* next = c->next;
         convert(c->recs, c->recs + c->count);
-        b.give_back(c);
+        b.out.give_back(c);
         c = next;
       }
-      if (b.current) {
-        convert(b.current->recs, b.cur);
-        b.cur = b.current->recs;
+      if (b.out.current) {
+        convert(b.out.current->recs, b.out.cur);
+        b.out.cur = b.out.current->recs;
       }
       while (!stack.empty()) close(t_end);
       b.stack.clear();

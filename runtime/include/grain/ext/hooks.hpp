@@ -1,7 +1,8 @@
 #pragma once
 // The runtime's tool interface: a table of plain function pointers, like OMPT. The runtime
 // never includes instrumentation or policy code; those install callbacks here. Every pointer
-// may be null; the hot path pays one load and a predictable branch per hook.
+// may be null; the hot path pays one load and a predictable branch per hook. Several tools share
+// the one table by chaining (hook_chain), so that none has to know the others.
 #include <cstdint>
 
 namespace grain {
@@ -12,6 +13,8 @@ struct task_info {
   const char* name;           // task name: annotation or a readable form of the callable type
 };
 
+// A new hook also goes into for_each_hook in runtime/src/hooks.cpp (a static_assert there
+// counts them), so that hook_chain installs it.
 struct runtime_hooks {
   // A task phase begins on `worker` (first run or resumption). `ts` is now_ns().
   void (*phase_begin)(unsigned worker, const task_info& t, std::uint64_t ts) = nullptr;
@@ -29,5 +32,36 @@ struct runtime_hooks {
 // The single hook table. Install before the runtime starts its workers (extension::start is
 // called before workers run user tasks), clear after they stopped.
 runtime_hooks& hooks() noexcept;
+
+// One tool's hooks, chained in front of whatever the table held: the tool's hook functions call
+// prev().x themselves (one load and a branch, as for the table), before or after their own work.
+// Tools come and go in any order, so uninstall() cannot always restore the table: when another
+// tool chained in front of ours, its prev points at our functions, and removing them would
+// leave it calling a chain we no longer maintain. Ours then stay installed and must do nothing
+// without their session (they still call prev), and a later install() reuses them where they
+// are. install() and uninstall() are serialised by one lock for the whole table; calls through
+// the table take no lock. Declare the object at namespace scope (it is constant-initialised).
+class hook_chain {
+ public:
+  // `ours`: the tool's hook functions; null entries are neither installed nor chained.
+  explicit constexpr hook_chain(const runtime_hooks& ours) noexcept : ours_(ours) {}
+  hook_chain(const hook_chain&) = delete;
+  hook_chain& operator=(const hook_chain&) = delete;
+
+  // What the table held before ours: call it from our hook functions.
+  const runtime_hooks& prev() const noexcept { return prev_; }
+  // Puts ours in front. A no-op while ours are in the chain (in front, or behind another tool
+  // that chained onto them), so that the chain never leads back to ours.
+  void install();
+  // Restores prev when the table still points at all of ours; returns false (and leaves ours
+  // in the chain, inert) when another tool chained in front of them.
+  bool uninstall();
+  bool installed() const;
+
+ private:
+  runtime_hooks ours_;
+  runtime_hooks prev_{};
+  bool installed_ = false;  // under the table's lock
+};
 
 }  // namespace grain

@@ -1,0 +1,46 @@
+#pragma once
+// A worker's records in chunks that only it writes, and their lock-free way to the back end:
+// full chunks are published on a per-worker stack; the OTF2 back end's converter thread turns
+// them into OTF2 events and gives them back, the Perfetto back end keeps them until the end.
+// Separate from the recorder because the back ends (the consumer side) use it too.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "record.hpp"
+
+namespace grain::instrumentation::trace_detail {
+
+inline constexpr std::size_t chunk_records = 8192;  // 256 KiB
+
+struct chunk {
+  chunk* next = nullptr;
+  std::uint32_t count = 0;
+  rec recs[chunk_records];
+};
+
+struct chunk_buffer {
+  // The chunk being written ([cur, end) free), its owner, spare chunks.
+  rec* cur = nullptr;
+  rec* end = nullptr;
+  chunk* current = nullptr;
+  chunk* spare = nullptr;  // the worker's own free list (taken from `returned`)
+  alignas(64) std::atomic<chunk*> published{nullptr};  // full chunks, newest first
+  alignas(64) std::atomic<chunk*> returned{nullptr};   // chunks given back by the consumer
+
+  chunk_buffer() = default;
+  chunk_buffer(const chunk_buffer&) = delete;
+  chunk_buffer& operator=(const chunk_buffer&) = delete;
+  ~chunk_buffer();
+
+  // Producer side (the worker), when [cur, end) is full: publishes the current chunk (true) if
+  // there is one and starts the next, from the spares the consumer gave back or (rarely: at
+  // start, or when the consumer falls behind) from the heap.
+  [[gnu::noinline]] bool next_chunk();
+  // Consumer side: all published chunks, oldest first.
+  chunk* take_published() noexcept;
+  // Consumer side: a chunk back to the worker.
+  void give_back(chunk* c) noexcept;
+};
+
+}  // namespace grain::instrumentation::trace_detail

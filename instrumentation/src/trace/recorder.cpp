@@ -1,0 +1,60 @@
+// The recorder's cold paths (see recorder.hpp): kept out of line so that the inline task path
+// stays small.
+#include "recorder.hpp"
+
+#include <string>
+
+namespace grain::instrumentation::trace_detail {
+
+namespace {
+const char unnamed_task[] = "<unnamed>";
+}
+
+std::uint32_t region_of_new_name(session_core& s, worker_buf& b, const char* name) {
+  if (!name) name = unnamed_task;
+  const auto mask = worker_buf::cache_size - 1;
+  unsigned h = name_slot(name);
+  while (b.cache[h].key) {
+    if (b.cache[h].key == name) return b.cache[h].region;  // the unnamed task's slot
+    h = (h + 1) & mask;
+  }
+  std::string full = "task:";
+  full += name;
+  const std::uint32_t r = s.regions.get(full, region_kind::task);
+  if (b.cache_used * 4 >= worker_buf::cache_size * 3) {
+    b.cache.fill({});
+    b.cache_used = 0;
+    h = name_slot(name);
+  }
+  while (b.cache[h].key) h = (h + 1) & mask;
+  b.cache[h] = {name, r};
+  ++b.cache_used;
+  return r;
+}
+
+void next_chunk(session_core& s, worker_buf& b) {
+  if (b.out.next_chunk()) s.be->chunk_published();
+}
+
+void reenter_chain(session_core& s, worker_buf& b, const task_info& t, std::uint64_t ts) {
+  std::vector<frame> chain;
+  if (!s.chains.take(t.guid, chain)) return;
+  for (const frame& f : chain) {
+    b.stack.push_back(f);
+    emit_enter(s, b, f.region, f.guid, f.parent, ts, t.guid);
+    ++b.enters;
+    ++b.reentries;
+  }
+}
+
+void leave_suspended(session_core& s, worker_buf& b, std::size_t i, const task_info& t,
+                     std::uint64_t ts) {
+  auto& st = b.stack;
+  for (std::size_t j = st.size(); j-- > 0;) emit_leave(s, b, st[j].region, ts);
+  std::size_t first = 0;
+  while (first < i && st[first].guid == 0) ++first;  // never idle frames
+  if (i > first) s.chains.save(t.guid, st.data() + first, i - first);
+  st.clear();
+}
+
+}  // namespace grain::instrumentation::trace_detail
