@@ -63,11 +63,11 @@ std::int64_t fiber_cache::outside_shared_list() noexcept {
   return static_cast<std::int64_t>(all_.size()) - static_cast<std::int64_t>(free_count_);
 }
 
-// Every worker holds exactly one fiber that is in no free list: the one it runs its loop on
-// (after stop: the one that switched back to its OS thread). Any other fiber outside the free
-// lists holds a suspended user thread.
+// Every started worker holds exactly one fiber that is in no free list: the one it runs its
+// loop on (after stop: the one that switched back to its OS thread). Any other fiber outside
+// the free lists holds a suspended user thread.
 std::int64_t scheduler::fibers_in_use() noexcept {
-  std::int64_t out = fibers_.outside_shared_list() - static_cast<std::int64_t>(workers_.size());
+  std::int64_t out = fibers_.outside_shared_list() - loop_fibers_.load(std::memory_order_relaxed);
   for (auto& w : workers_) out -= w->free_fibers.count.load(std::memory_order_relaxed);
   return out;
 }

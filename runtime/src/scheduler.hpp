@@ -148,6 +148,7 @@ class scheduler {
   timer_service timers_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> external_spawned_{0};
+  std::atomic<unsigned> loop_fibers_{0};  // workers that took their first loop fiber
   scheduler_knobs knobs_;
   std::uint64_t unread_at_start_ = 0;  // unread_exceptions() when this scheduler started
   std::atomic<int> next_background_id_{1};

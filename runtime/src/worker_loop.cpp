@@ -193,6 +193,7 @@ void scheduler::worker_main(worker* w) {
   if (auto h = g_hooks.worker_start) h(w->id);
   w->last_func_ns = now_ns();
   fiber* first = fibers_.get(w->free_fibers, *w->stats);
+  loop_fibers_.fetch_add(1, std::memory_order_relaxed);
   w->current = first;
   switch_record rec;
   fiber_switch(&w->thread_fiber, first, rec);

@@ -8,6 +8,9 @@
 
 namespace grain::detail {
 
+// Pooled task objects and shared states (small_allocator.hpp) in use, in the whole process.
+std::int64_t small_blocks_in_use() noexcept;
+
 // Fibers, each with its stack, that hold a suspended user thread: of the running scheduler, or
 // (none running) those the last one left behind when it stopped.
 std::int64_t fibers_in_use() noexcept;
