@@ -1,10 +1,8 @@
 #pragma once
-// The knobs the scheduler reads while it runs (docs/lua-api.md, "Knobs"). A new knob read by
-// the scheduler is defined in scheduler_knobs.cpp and gets its reader here, so the worker side
-// never looks a knob up by name. Separate from the scheduler's construction because a policy
-// changes these while the loop runs: each read here is one relaxed load.
-#include <string>
-
+// The knobs the scheduler reads while it runs (docs/lua-api.md, "The runtime's knobs"). A new
+// knob read by the scheduler is defined in scheduler_knobs.cpp and gets its reader here, so
+// the worker side never looks a knob up by name. Separate from the scheduler's construction
+// because a policy changes these while the loop runs: each read here is one relaxed load.
 #include "grain/knob.hpp"
 
 namespace grain::detail {
