@@ -18,6 +18,7 @@
 #include "adaptive_inlining.hpp"
 #include "grain/clock.hpp"
 #include "scheduler.hpp"
+#include "scheduler_knobs.hpp"
 
 namespace grain {
 namespace {
@@ -275,7 +276,9 @@ std::vector<option_spec> core_option_specs() {
       {"bind",
        "thread mapping: compact, scatter, balanced, numa-balanced, numa-balanced-mtp, or none",
        true, false, "MAPPING"},
-      {"stack-size", "user-thread stack size (default 1M, reserved; pages are committed as they are touched)", true, false, "BYTES[K|M]"},
+      {"stack-size",
+       "user-thread stack size (default 1M, reserved; pages are committed as they are touched)",
+       true, false, "BYTES[K|M]"},
       {"log-level", "trace, debug, info, warn, error, critical or off (default warn)", true, false,
        "LEVEL"},
       {"oversubscribe",
@@ -344,18 +347,10 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
     sched_ = std::make_unique<detail::scheduler>(cfg, *topo_);
     for (unsigned p = 0; p < sched_->num_pools(); ++p) {
       auto& pool = sched_->pool_at(p);
-      const auto n = static_cast<std::int64_t>(pool.workers.size());
-      knob& k = knobs().define_int(
-          "pool." + pool.name + ".workers", 1, n, n,
-          "active workers of pool '" + pool.name + "' (elastic: workers above it sleep)");
-      // A later runtime in the same process may have another pool size: start from it.
-      k.clear_callbacks();
-      k.reset_range(1, static_cast<double>(n), static_cast<double>(n));
-      k.on_change([this, p](double, double v) {
+      detail::define_pool_workers_knob(pool).on_change([this, p](double, double v) {
         if (runtime_core::current() == this)
           sched_->set_active_workers(p, static_cast<unsigned>(v));
       });
-      pool.workers_knob = &k;
       pool_info info;
       info.name = pool.name;
       for (auto* w : pool.workers) info.workers.push_back(w->id);

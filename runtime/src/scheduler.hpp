@@ -1,7 +1,9 @@
 #pragma once
-// The scheduler: pools of workers, each with staged (task descriptions) and pending (ready
-// user threads) deques per priority, work stealing within a pool (same NUMA domain first),
-// sleeping idle workers, elastic pool sizes, and user-thread suspension.
+// The scheduler's data: pools of workers, each with staged (task descriptions) and pending
+// (ready user threads) deques per priority. What is done with it lives beside it, one concept
+// per file: work_finding.hpp (lookup and steal order), wake.cpp (injection, wake-ups),
+// worker_loop.cpp (the loop, idling), phase_timing.hpp, spawn.cpp, suspend.cpp, park.cpp,
+// fiber_cache.cpp, stack_guard.cpp, scheduler_knobs.cpp; scheduler.cpp builds and stops it.
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -14,12 +16,14 @@
 
 #include "chase_lev_deque.hpp"
 #include "fiber.hpp"
+#include "fiber_cache.hpp"
 #include "grain/detail/shared_state.hpp"
 #include "grain/detail/task.hpp"
 #include "grain/detail/waiter.hpp"
+#include "grain/ext/worker_stats.hpp"
 #include "grain/knob.hpp"
 #include "grain/topology.hpp"
-#include "grain/ext/worker_stats.hpp"
+#include "scheduler_knobs.hpp"
 #include "stack_pool.hpp"
 #include "timer_service.hpp"
 
@@ -44,8 +48,7 @@ struct alignas(cache_line) worker {
   fiber* current = nullptr;           // fiber running now
   task_base* current_task = nullptr;  // innermost task running now
   task_base* run_next = nullptr;      // fork: the child to run before anything else
-  fiber* free_fibers = nullptr;
-  unsigned free_count = 0;
+  local_fibers free_fibers;
 
   std::uint64_t guid_counter = 0;
   std::uint64_t rng = 0;
@@ -118,24 +121,22 @@ class scheduler {
   void make_ready(fiber* f);
   timer_service& timers() noexcept { return timers_; }
   stack_pool& stacks() noexcept { return stacks_; }
-  bool steal_enabled() const noexcept {
-    return steal_knob_ == nullptr || steal_knob_->value() != 0;
-  }
+  fiber_cache& fibers() noexcept { return fibers_; }
+  const scheduler_knobs& knobs() const noexcept { return knobs_; }
   std::atomic<bool>& stopping() noexcept { return stopping_; }
   std::uint64_t external_spawned() const noexcept {
     return external_spawned_.load(std::memory_order_relaxed);
   }
   std::atomic<std::int64_t> suspended{0};  // user threads currently suspended
 
-  // Worker-side helpers (scheduler.cpp).
-  void notify_work(pool& p) noexcept;
-  void inject_task(pool& p, task_base* t);
-  void inject_fiber(pool& p, fiber* f);
-  fiber* get_free_fiber(worker* w);
-  void put_free_fiber(worker* w, fiber* f) noexcept;
+  // Fibers outside the free lists beyond the one each worker runs on: those holding a
+  // suspended user thread (fiber_cache.cpp). record_fibers_left keeps the count at stop for
+  // detail::fibers_in_use().
+  std::int64_t fibers_in_use() noexcept;
 
  private:
-  void worker_main(worker* w);
+  void worker_main(worker* w);  // worker_loop.cpp
+  void record_fibers_left() noexcept;
   std::vector<std::unique_ptr<pool>> pools_;
   std::vector<std::unique_ptr<worker>> workers_;
   std::unique_ptr<worker_stats[]> stats_;
@@ -143,19 +144,19 @@ class scheduler {
   const topology& topo_;
   bool bind_;
   stack_pool stacks_;
+  fiber_cache fibers_;  // after stacks_: its fibers go before their stacks
   timer_service timers_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> external_spawned_{0};
-  std::mutex global_fibers_mutex_;
-  fiber* global_free_fibers_ = nullptr;
-  std::size_t global_free_count_ = 0;
-  std::vector<fiber*> all_fibers_;  // under global_fibers_mutex_, freed at destruction
-  knob* steal_knob_ = nullptr;
+  std::atomic<unsigned> loop_fibers_{0};  // workers that took their first loop fiber
+  scheduler_knobs knobs_;
   std::uint64_t unread_at_start_ = 0;  // unread_exceptions() when this scheduler started
   std::atomic<int> next_background_id_{1};
 };
 
+// worker_loop.cpp
 worker* current_worker() noexcept;
 void worker_loop();
+void fiber_entry(bctx::transfer_t t);  // what every loop fiber starts with
 
 }  // namespace grain::detail

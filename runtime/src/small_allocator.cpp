@@ -1,10 +1,15 @@
+// The pooled allocator of task objects and shared states (small_allocator.hpp), with its
+// in-use accounting (pool_accounting.hpp).
 #include "grain/detail/small_allocator.hpp"
 
-#include "grain/detail/config.hpp"
-
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <new>
+
+#include "grain/detail/config.hpp"
+#include "grain/detail/pool_accounting.hpp"
 
 namespace grain::detail {
 namespace {
@@ -17,11 +22,24 @@ struct block {
   block* next;
 };
 
-// Global lists of batches, under a mutex: touched once per `batch` allocations at most.
+// A thread's free-block count. Only its thread changes it; atomic (relaxed loads and stores,
+// the code of a plain counter) so that small_blocks_in_use() may read it from another thread.
+struct local_count {
+  std::atomic<std::size_t> n{0};
+  std::size_t get() const noexcept { return n.load(std::memory_order_relaxed); }
+  void set(std::size_t v) noexcept { n.store(v, std::memory_order_relaxed); }
+};
+
+struct local_lists;
+
+// Global lists of batches, under a mutex: touched once per `batch` allocations at most. Also
+// the registry of the threads' lists and the blocks ever carved, for small_blocks_in_use().
 struct global_lists {
   std::mutex m;
   block* head[4] = {};
   std::size_t count[4] = {};
+  std::atomic<std::size_t> carved{0};  // all classes
+  local_lists* threads = nullptr;      // under m
 };
 global_lists& globals() {
   static global_lists* g = new global_lists();  // never destroyed: threads may free late
@@ -30,7 +48,17 @@ global_lists& globals() {
 
 struct local_lists {
   block* head[4] = {};
-  std::size_t count[4] = {};
+  local_count count[4];
+  local_lists* prev = nullptr;  // the registry, under globals().m
+  local_lists* next = nullptr;
+
+  local_lists() {
+    auto& g = globals();
+    std::lock_guard lock(g.m);
+    next = g.threads;
+    if (next) next->prev = this;
+    g.threads = this;
+  }
   ~local_lists() {
     auto& g = globals();
     std::lock_guard lock(g.m);
@@ -41,7 +69,10 @@ struct local_lists {
         g.head[c] = b;
         ++g.count[c];
       }
+      count[c].set(0);
     }
+    (prev ? prev->next : g.threads) = next;
+    if (next) next->prev = prev;
   }
 };
 
@@ -62,7 +93,7 @@ void* refill(local_lists& l, unsigned c) {
       --g.count[c];
       b->next = l.head[c];
       l.head[c] = b;
-      ++l.count[c];
+      l.count[c].set(l.count[c].get() + 1);
     }
   }
   if (!l.head[c]) {
@@ -74,11 +105,12 @@ void* refill(local_lists& l, unsigned c) {
       b->next = l.head[c];
       l.head[c] = b;
     }
-    l.count[c] += n;
+    l.count[c].set(l.count[c].get() + n);
+    globals().carved.fetch_add(n, std::memory_order_relaxed);
   }
   block* b = l.head[c];
   l.head[c] = b->next;
-  --l.count[c];
+  l.count[c].set(l.count[c].get() - 1);
   return b;
 }
 
@@ -88,7 +120,7 @@ void spill(local_lists& l, unsigned c) {
   for (std::size_t i = 0; i < local_max / 2; ++i) {
     block* b = l.head[c];
     l.head[c] = b->next;
-    --l.count[c];
+    l.count[c].set(l.count[c].get() - 1);
     b->next = g.head[c];
     g.head[c] = b;
     ++g.count[c];
@@ -101,7 +133,7 @@ void* small_allocate(unsigned c) {
   local_lists& l = locals();
   if (block* b = l.head[c]) {
     l.head[c] = b->next;
-    --l.count[c];
+    l.count[c].set(l.count[c].get() - 1);
     return b;
   }
   return refill(l, c);
@@ -112,7 +144,21 @@ void small_deallocate(void* p, unsigned c) noexcept {
   auto* b = static_cast<block*>(p);
   b->next = l.head[c];
   l.head[c] = b;
-  if (++l.count[c] > local_max) spill(l, c);
+  const std::size_t n = l.count[c].get() + 1;
+  l.count[c].set(n);
+  if (n > local_max) spill(l, c);
+}
+
+std::int64_t small_blocks_in_use() noexcept {
+  auto& g = globals();
+  std::lock_guard lock(g.m);
+  auto in_use = static_cast<std::int64_t>(g.carved.load(std::memory_order_relaxed));
+  for (int c = 0; c < 4; ++c) {
+    in_use -= static_cast<std::int64_t>(g.count[c]);
+    for (local_lists* l = g.threads; l; l = l->next)
+      in_use -= static_cast<std::int64_t>(l->count[c].get());
+  }
+  return in_use;
 }
 
 }  // namespace grain::detail

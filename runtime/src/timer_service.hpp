@@ -1,7 +1,7 @@
 #pragma once
 // Deadlines for timed waits and sleeps of user threads: one OS thread that fires entries in
 // deadline order. Firing and cancelling are serialised by one mutex, which is what lets a
-// timed-out wait and a notification race safely (see scheduler.cpp, park_until).
+// timed-out wait and a notification race safely (see park.cpp, park_until).
 #include <condition_variable>
 #include <cstdint>
 #include <map>

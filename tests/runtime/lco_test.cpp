@@ -19,9 +19,13 @@
 using namespace std::chrono_literals;
 using grain::test::RuntimeTest;
 
-class LcoTest : public RuntimeTest {};
+class LcoTest : public grain::test::WorkersTest {};
+INSTANTIATE_TEST_SUITE_P(Workers, LcoTest, grain::test::worker_counts(),
+                         grain::test::worker_count_name);
+// At the default two workers only: a hundred thousand user threads take long enough once.
+class LcoStressTest : public RuntimeTest {};
 
-TEST_F(LcoTest, MutexProtectsCounterWithStdLocks) {
+TEST_P(LcoTest, MutexProtectsCounterWithStdLocks) {
   grain::mutex m;
   long counter = 0;
   std::vector<grain::future<void>> v;
@@ -48,7 +52,7 @@ TEST_F(LcoTest, MutexProtectsCounterWithStdLocks) {
   std::scoped_lock both(a, b);
 }
 
-TEST_F(LcoTest, ConditionVariableProducerConsumer) {
+TEST_P(LcoTest, ConditionVariableProducerConsumer) {
   grain::mutex m;
   grain::condition_variable cv;
   std::vector<int> q;
@@ -76,7 +80,7 @@ TEST_F(LcoTest, ConditionVariableProducerConsumer) {
   EXPECT_EQ(consumer.get(), 500500);
 }
 
-TEST_F(LcoTest, ConditionVariableTimeout) {
+TEST_P(LcoTest, ConditionVariableTimeout) {
   grain::mutex m;
   grain::condition_variable cv;
   auto r = grain::async([&] {
@@ -88,7 +92,7 @@ TEST_F(LcoTest, ConditionVariableTimeout) {
   EXPECT_FALSE(cv.wait_for(lock, 5ms, [] { return false; }));
 }
 
-TEST_F(LcoTest, LatchReleasesAllWaiters) {
+TEST_P(LcoTest, LatchReleasesAllWaiters) {
   grain::latch l(1);
   std::atomic<int> released{0};
   std::vector<grain::future<void>> v;
@@ -105,7 +109,7 @@ TEST_F(LcoTest, LatchReleasesAllWaiters) {
   EXPECT_THROW(l.count_down(), std::invalid_argument);
 }
 
-TEST_F(LcoTest, BarrierPhasesWithCompletion) {
+TEST_P(LcoTest, BarrierPhasesWithCompletion) {
   std::atomic<int> phases{0};
   auto on_phase = [&]() noexcept { phases++; };
   grain::barrier b(4, on_phase);
@@ -123,7 +127,7 @@ TEST_F(LcoTest, BarrierPhasesWithCompletion) {
   EXPECT_EQ(after.load(), 40);
 }
 
-TEST_F(LcoTest, SemaphoreLimitsConcurrency) {
+TEST_P(LcoTest, SemaphoreLimitsConcurrency) {
   grain::counting_semaphore<> sem(2);
   std::atomic<int> inside{0}, peak{0};
   std::vector<grain::future<void>> v;
@@ -147,7 +151,7 @@ TEST_F(LcoTest, SemaphoreLimitsConcurrency) {
   EXPECT_TRUE(b.try_acquire());
 }
 
-TEST_F(LcoTest, ChannelBoundedAndClosed) {
+TEST_P(LcoTest, ChannelBoundedAndClosed) {
   grain::channel<int> ch(4);
   auto producer = grain::async([&] {
     for (int i = 0; i < 1000; ++i) ch.send(i);
@@ -161,7 +165,7 @@ TEST_F(LcoTest, ChannelBoundedAndClosed) {
   EXPECT_FALSE(ch.try_receive().has_value());
 }
 
-TEST_F(LcoTest, HundredThousandSuspendedOnLatchStress) {
+TEST_F(LcoStressTest, HundredThousandSuspendedOnLatchStress) {
   // 100,000 user threads suspended at once: beyond the guard-page budget of the default
   // vm.max_map_count, so this also exercises the unguarded slab stacks.
   constexpr int n = 100000;

@@ -1,5 +1,5 @@
 // hwloc topology and thread mappings, checked on synthetic / XML topologies of machines we do
-// not have (DESIGN.md, "Testing what this machine does not have") and, for load and bind, on
+// not have (docs/thread-mapping.md, "Testing machines we do not have") and, for load and bind, on
 // the real machine.
 #include <gtest/gtest.h>
 #include <sched.h>

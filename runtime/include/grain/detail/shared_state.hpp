@@ -169,10 +169,10 @@ struct plain_state final : shared_state<R> {
   }
 };
 
-// The callable of a task the loop runs as a phase of its own has returned (scheduler.cpp): the
-// phase's execution time ends here, before the result is published. Publishing may wake a
+// The callable of a task the loop runs as a phase of its own has returned (phase_timing.hpp):
+// the phase's execution time ends here, before the result is published. Publishing may wake a
 // waiter (a futex for an OS thread blocked in get()), which is the runtime's overhead, not the
-// task's: seed 000's t_d is the task's own time.
+// task's: t_d is the task's own time (docs/counters.md).
 void mark_callable_end() noexcept;
 inline void callable_returned(const task_base* t) noexcept {
   if (t->timed_phase) mark_callable_end();

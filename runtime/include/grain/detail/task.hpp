@@ -38,7 +38,7 @@ struct task_base {
 
 static_assert(sizeof(task_base) <= 48, "task_base grew: its flags must fit in padding");
 
-// Scheduler entry points (runtime/src/scheduler.cpp).
+// Scheduler entry points (runtime/src/spawn.cpp; runtime_running: scheduler.cpp).
 void spawn(task_base* t);           // queue a staged task
 bool try_run_inline(task_base* t);  // if t is still in this worker's queue: run it now
 void run_inline(task_base* t);      // run t now on this stack (sync, adaptive, deferred)

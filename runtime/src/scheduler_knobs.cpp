@@ -1,0 +1,27 @@
+// Definitions of the knobs the scheduler reads (scheduler_knobs.hpp).
+#include "scheduler_knobs.hpp"
+
+#include <cstdint>
+
+#include "scheduler.hpp"
+
+namespace grain::detail {
+
+void scheduler_knobs::define() {
+  steal_ = &knobs().define_int("scheduler.steal", 0, 1, 1,
+                               "work stealing between workers of a pool (1 on, 0 off)");
+}
+
+knob& define_pool_workers_knob(pool& p) {
+  const auto n = static_cast<std::int64_t>(p.workers.size());
+  knob& k = knobs().define_int(
+      "pool." + p.name + ".workers", 1, n, n,
+      "active workers of pool '" + p.name + "' (elastic: workers above it sleep)");
+  // A later runtime in the same process may have another pool size: start from it.
+  k.clear_callbacks();
+  k.reset_range(1, static_cast<double>(n), static_cast<double>(n));
+  p.workers_knob = &k;
+  return k;
+}
+
+}  // namespace grain::detail

@@ -1,0 +1,27 @@
+#pragma once
+// The knobs the scheduler reads while it runs (docs/lua-api.md, "The runtime's knobs"). A new
+// knob read by the scheduler is defined in scheduler_knobs.cpp and gets its reader here, so
+// the worker side never looks a knob up by name. Separate from the scheduler's construction
+// because a policy changes these while the loop runs: each read here is one relaxed load.
+#include "grain/knob.hpp"
+
+namespace grain::detail {
+
+struct pool;
+
+class scheduler_knobs {
+ public:
+  void define();  // the scheduler's own knobs (scheduler.*)
+
+  // scheduler.steal: work stealing between the workers of a pool.
+  bool steal_enabled() const noexcept { return steal_ == nullptr || steal_->value() != 0; }
+
+ private:
+  knob* steal_ = nullptr;
+};
+
+// pool.<name>.workers: the pool's active-worker target, read by its workers as
+// pool::active_target (the owner of the runtime applies changes: set_active_workers).
+knob& define_pool_workers_knob(pool& p);
+
+}  // namespace grain::detail

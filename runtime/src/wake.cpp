@@ -1,0 +1,49 @@
+// Work entering a pool from outside a worker's own deques: injected tasks and user threads,
+// made-ready user threads, and the wake-ups they need (wake.hpp).
+#include "wake.hpp"
+
+#include <mutex>
+
+#include "grain/clock.hpp"
+
+namespace grain::detail {
+
+void inject_task(pool& p, task_base* t) {
+  {
+    std::lock_guard lock(p.inject_mutex);
+    p.inject_tasks[static_cast<int>(t->prio)].push_back(t);
+    p.inject_count.fetch_add(1, std::memory_order_release);
+  }
+  notify_work(p);
+}
+
+void inject_fiber(pool& p, fiber* f) {
+  {
+    std::lock_guard lock(p.inject_mutex);
+    p.inject_fibers[static_cast<int>(f->prio)].push_back(f);
+    p.inject_count.fetch_add(1, std::memory_order_release);
+  }
+  notify_work(p);
+}
+
+void scheduler::spawn_external(task_base* t) {
+  pool& p = t->pool < 0 ? default_pool() : *pools_.at(static_cast<unsigned>(t->pool));
+  t->pool = static_cast<std::int16_t>(p.index);
+  external_spawned_.fetch_add(1, std::memory_order_relaxed);
+  inject_task(p, t);
+}
+
+void scheduler::make_ready(fiber* f) {
+#if GRAIN_TIMING
+  f->ready_ns = now_ns();
+#endif
+  worker* w = current_worker();
+  if (w && w->home->index == static_cast<unsigned>(f->pool)) {
+    w->pending[static_cast<int>(f->prio)].push(f);
+    notify_work(*w->home);
+  } else {
+    inject_fiber(*pools_[static_cast<unsigned>(f->pool)], f);
+  }
+}
+
+}  // namespace grain::detail

@@ -1,0 +1,205 @@
+// The worker loop every loop fiber runs: take work (work_finding.hpp), run a task or resume a
+// user thread, wait when there is none (spin, yield, sleep; elastic deactivation), and the
+// worker thread's start and end. Separate from the scheduler's construction and from where
+// work comes from: this file is what a worker does with it.
+#include <thread>
+
+#include "grain/clock.hpp"
+#include "hooks_internal.hpp"
+#include "phase_timing.hpp"
+#include "scheduler.hpp"
+#include "stack_guard.hpp"
+#include "wake.hpp"
+#include "work_finding.hpp"
+
+namespace grain::detail {
+
+namespace {
+
+thread_local worker* tls_worker = nullptr;
+
+constexpr unsigned spin_rounds = 64;
+constexpr unsigned yield_rounds = 16;
+
+void park_free_action(void*, fiber* from) {
+  worker* w = current_worker();
+  w->sched->fibers().put(w->free_fibers, from);
+}
+
+bool run_background(worker* w) {
+  pool& p = *w->home;
+  if (p.background_count.load(std::memory_order_relaxed) == 0) return false;
+  std::uint64_t t0 = now_ns();
+  bool did = false;
+  {
+    std::lock_guard lock(p.background_mutex);
+    for (auto& [id, fn] : p.background) did = fn() || did;
+  }
+  w->stats->background_ns.add(now_ns() - t0);
+  return did;
+}
+
+void run_task(worker* w, task_base* t, bool from_queue) {
+  const task_info info = t->info;  // t may be gone once it ran
+  w->current_task = t;
+#if GRAIN_TIMING
+  t->timed_phase = true;
+#endif
+  begin_phase(w, info, t->created_ns, w->stats->staged_wait_ns, w->stats->staged_wait_count);
+  t->run();
+  w = current_worker();  // the task may have suspended and resumed elsewhere
+  w->current_task = nullptr;
+  w->stats->tasks.inc();
+  if (from_queue) w->finished_spawned.inc();
+  end_phase(w, info, true, w->callable_end_ns);
+}
+
+void resume_fiber(worker* w, fiber* f) {
+  w->current_task = f->task;
+  begin_phase(w, f->task->info, f->ready_ns, w->stats->pending_wait_ns,
+              w->stats->pending_wait_count);
+  w->sched->suspended.fetch_sub(1, std::memory_order_relaxed);
+  fiber* self = w->current;
+  w->current = f;
+  switch_record rec;
+  rec.action = park_free_action;
+  fiber_switch(self, f, rec);
+  // Resumed as a free loop fiber: back to the loop.
+}
+
+void deactivate(worker* w) {
+  pool& p = *w->home;
+  std::uint64_t ts = now_ns();
+  account_func(w, ts);
+  w->stats->idle_ns.add(ts - w->stats->idle_since_ns.get());
+  w->stats->idle_since_ns.set(0);
+  for (;;) {
+    std::uint32_t e = p.config_epoch.load(std::memory_order_acquire);
+    if (w->index < p.active_target.load(std::memory_order_acquire) ||
+        w->sched->stopping().load(std::memory_order_acquire))
+      break;
+    p.config_epoch.wait(e, std::memory_order_acquire);
+  }
+  ts = now_ns();
+  w->last_func_ns = ts;
+  w->stats->idle_since_ns.set(ts);
+}
+
+// Look for work until some is found (true) or the runtime stops (false).
+bool idle_wait(worker* w, task_base*& t, fiber*& f) {
+  std::uint64_t idle_start = now_ns();
+  account_func(w, idle_start);
+  w->stats->idle_since_ns.set(idle_start);
+  if (auto h = g_hooks.idle_begin) h(w->id, idle_start);
+  pool& p = *w->home;
+  scheduler& s = *w->sched;
+  bool found = false;
+  for (unsigned round = 0;; ++round) {
+    if (s.stopping().load(std::memory_order_acquire)) break;
+    if (w->index >= p.active_target.load(std::memory_order_acquire)) {
+      deactivate(w);
+      idle_start = w->stats->idle_since_ns.get();
+      round = 0;
+      continue;
+    }
+    if (find_work(w, t, f)) {
+      found = true;
+      break;
+    }
+    if (run_background(w)) {
+      round = 0;
+      continue;
+    }
+    if (round < spin_rounds) {
+      for (int i = 0; i < 32; ++i) __builtin_ia32_pause();
+      continue;
+    }
+    if (round < spin_rounds + yield_rounds) {
+      std::this_thread::yield();
+      continue;
+    }
+    p.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    std::uint32_t e = p.work_epoch.load(std::memory_order_seq_cst);
+    if (find_work(w, t, f)) {
+      p.sleepers.fetch_sub(1, std::memory_order_relaxed);
+      found = true;
+      break;
+    }
+    if (!s.stopping().load(std::memory_order_acquire) &&
+        w->index < p.active_target.load(std::memory_order_acquire)) {
+      w->stats->sleeps.inc();
+      p.work_epoch.wait(e, std::memory_order_acquire);
+    }
+    p.sleepers.fetch_sub(1, std::memory_order_relaxed);
+    round = 0;
+  }
+  std::uint64_t ts = now_ns();
+  w->stats->idle_ns.add(ts - idle_start);
+  w->stats->idle_since_ns.set(0);
+  account_func(w, ts);
+  if (auto h = g_hooks.idle_end) h(w->id, ts);
+  // Chain wake-up: a woken worker that found work wakes the next sleeper if more is queued.
+  if (found && p.sleepers.load(std::memory_order_relaxed) > 0 && pool_has_queued_work(p))
+    notify_work(p);
+  return found;
+}
+
+}  // namespace
+
+void fiber_entry(bctx::transfer_t tr) {
+  fiber_arrived(tr);
+  worker_loop();
+  // Shutdown: back to the worker's OS-thread context, never to return.
+  worker* w = current_worker();
+  fiber* self = w->current;
+  w->current = &w->thread_fiber;
+  switch_record rec;
+  fiber_switch(self, &w->thread_fiber, rec);
+  std::abort();  // unreachable
+}
+
+GRAIN_NOINLINE worker* current_worker() noexcept {
+  // Not inlined: a user thread can resume on another OS thread, and a caller's cached
+  // thread-local address would then point at the old thread's slot.
+  asm volatile("" ::: "memory");
+  return tls_worker;
+}
+
+void worker_loop() {
+  for (;;) {
+    worker* w = current_worker();
+    task_base* t = w->run_next;
+    fiber* f = nullptr;
+    if (t) {
+      w->run_next = nullptr;
+      run_task(w, t, false);
+      continue;
+    }
+    // A worker above its pool's active count takes no new work (elastic pools).
+    const bool active = w->index < w->home->active_target.load(std::memory_order_relaxed);
+    if (!(active && find_work(w, t, f)) && !idle_wait(w, t, f)) return;
+    if (t)
+      run_task(w, t, true);
+    else
+      resume_fiber(w, f);
+  }
+}
+
+void scheduler::worker_main(worker* w) {
+  alt_signal_stack signal_stack;  // a stack overflow must be reported from another stack
+  tls_worker = w;
+  if (bind_) topo_.bind_this_thread(w->pu);
+  fiber_init_thread(w->thread_fiber);
+  if (auto h = g_hooks.worker_start) h(w->id);
+  w->last_func_ns = now_ns();
+  fiber* first = fibers_.get(w->free_fibers, *w->stats);
+  loop_fibers_.fetch_add(1, std::memory_order_relaxed);
+  w->current = first;
+  switch_record rec;
+  fiber_switch(&w->thread_fiber, first, rec);
+  // Shutdown.
+  if (auto h = g_hooks.worker_stop) h(w->id);
+  tls_worker = nullptr;
+}
+
+}  // namespace grain::detail
