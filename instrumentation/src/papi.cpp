@@ -216,13 +216,13 @@ hook_chain g_chain{
     runtime_hooks{.worker_start = &hook_worker_start, .worker_stop = &hook_worker_stop}};
 
 void hook_worker_start(unsigned w) {
-  if (auto p = g_chain.prev().worker_start) p(w);
+  if (auto p = g_chain.prev(&runtime_hooks::worker_start)) p(w);
   if (auto* s = g_target.load(std::memory_order_acquire)) s->worker_start(w);
 }
 
 void hook_worker_stop(unsigned w) {
   if (auto* s = g_target.load(std::memory_order_acquire)) s->worker_stop(w);
-  if (auto p = g_chain.prev().worker_stop) p(w);
+  if (auto p = g_chain.prev(&runtime_hooks::worker_stop)) p(w);
 }
 
 class papi_provider final : public counter_provider {

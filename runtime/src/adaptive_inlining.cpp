@@ -135,7 +135,7 @@ adaptive_choice adaptive_decide(adaptive_frame& fr) noexcept {
     fr.inline_subtree = true;
     w->current_task = &fr;
     w->stats->phases.inc();
-    if (auto h = g_hooks.phase_begin) h(w->id, fr.info, now_ns());
+    if (auto h = hook(&runtime_hooks::phase_begin)) h(w->id, fr.info, now_ns());
   }
   return choice;
 }
@@ -155,7 +155,7 @@ void adaptive_leave(adaptive_frame& fr) noexcept {
   w->current_task = fr.saved;
   w->stats->tasks.inc();
   w->stats->inline_tasks.inc();
-  if (auto h = g_hooks.phase_end) h(w->id, fr.info, true, now_ns());
+  if (auto h = hook(&runtime_hooks::phase_end)) h(w->id, fr.info, true, now_ns());
 }
 
 void adaptive_record(const task_base* t, std::uint64_t ns) noexcept {

@@ -33,12 +33,26 @@ static_assert(sizeof(runtime_hooks) == 6 * sizeof(void (*)()),
 bool table_points_at(const runtime_hooks& ours) {
   bool all = true;
   for_each_hook([&](auto member) {
-    if (ours.*member && detail::g_hooks.*member != ours.*member) all = false;
+    if (ours.*member && detail::hook(member) != ours.*member) all = false;
   });
   return all;
 }
 
 }  // namespace
+
+namespace detail {
+
+runtime_hooks load_hooks() noexcept {
+  runtime_hooks h;
+  for_each_hook([&](auto member) { h.*member = hook(member); });
+  return h;
+}
+
+void store_hooks(const runtime_hooks& h) noexcept {
+  for_each_hook([&](auto member) { set_hook(member, h.*member); });
+}
+
+}  // namespace detail
 
 void hook_chain::install() {
   std::lock_guard lk(g_install_mutex);
@@ -48,8 +62,10 @@ void hook_chain::install() {
     // The table can hold ours although we are not installed: someone saved it while we were
     // and put it back after we left. prev is still what was under ours then; taking ours as
     // prev would make them call themselves.
-    if (detail::g_hooks.*member != ours_.*member) prev_.*member = detail::g_hooks.*member;
-    detail::g_hooks.*member = ours_.*member;
+    const auto current = detail::hook(member);
+    if (current != ours_.*member)
+      std::atomic_ref(prev_.*member).store(current, std::memory_order_relaxed);
+    detail::set_hook(member, ours_.*member);
   });
   installed_ = true;
 }
@@ -59,7 +75,7 @@ bool hook_chain::uninstall() {
   if (!installed_) return true;
   if (!table_points_at(ours_)) return false;
   for_each_hook([&](auto member) {
-    if (ours_.*member) detail::g_hooks.*member = prev_.*member;
+    if (ours_.*member) detail::set_hook(member, prev_.*member);
   });
   installed_ = false;
   return true;

@@ -4,10 +4,10 @@
 #include <atomic>
 
 #include "grain/detail/task_overhead.hpp"
+#include "grain/ext/runtime_core.hpp"
 #include "grain/knob.hpp"
 #include "grain/parallel/loop_engine.hpp"
 #include "grain/parallel/loop_stats.hpp"
-#include "grain/ext/runtime_core.hpp"
 #include "grain/this_task.hpp"
 
 namespace grain {

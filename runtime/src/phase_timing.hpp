@@ -26,12 +26,12 @@ inline void account_func(worker* w, std::uint64_t ts) noexcept {
 // The phase count and hook, timed or not; ts == 0: the hook gets a fresh stamp.
 inline void notify_phase_begin(worker* w, const task_info& info, std::uint64_t ts) noexcept {
   w->stats->phases.inc();
-  if (auto h = g_hooks.phase_begin) h(w->id, info, ts ? ts : now_ns());
+  if (auto h = hook(&runtime_hooks::phase_begin)) h(w->id, info, ts ? ts : now_ns());
 }
 
 inline void notify_phase_end(worker* w, const task_info& info, bool finished,
                              std::uint64_t ts) noexcept {
-  if (auto h = g_hooks.phase_end) h(w->id, info, finished, ts ? ts : now_ns());
+  if (auto h = hook(&runtime_hooks::phase_end)) h(w->id, info, finished, ts ? ts : now_ns());
 }
 
 // A phase the loop starts (a new task or a resumed user thread): the loop's time up to here,

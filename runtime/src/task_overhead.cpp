@@ -40,9 +40,9 @@ double run_rounds() {
 
 // Restores the hook table however the calibration ends.
 struct hooks_cleared {
-  runtime_hooks saved = g_hooks;
-  hooks_cleared() { g_hooks = runtime_hooks{}; }
-  ~hooks_cleared() { g_hooks = saved; }
+  runtime_hooks saved = load_hooks();
+  hooks_cleared() { store_hooks(runtime_hooks{}); }
+  ~hooks_cleared() { store_hooks(saved); }
   hooks_cleared(const hooks_cleared&) = delete;
   hooks_cleared& operator=(const hooks_cleared&) = delete;
 };

@@ -90,7 +90,7 @@ bool idle_wait(worker* w, task_base*& t, fiber*& f) {
   std::uint64_t idle_start = now_ns();
   account_func(w, idle_start);
   w->stats->idle_since_ns.set(idle_start);
-  if (auto h = g_hooks.idle_begin) h(w->id, idle_start);
+  if (auto h = hook(&runtime_hooks::idle_begin)) h(w->id, idle_start);
   pool& p = *w->home;
   scheduler& s = *w->sched;
   bool found = false;
@@ -137,7 +137,7 @@ bool idle_wait(worker* w, task_base*& t, fiber*& f) {
   w->stats->idle_ns.add(ts - idle_start);
   w->stats->idle_since_ns.set(0);
   account_func(w, ts);
-  if (auto h = g_hooks.idle_end) h(w->id, ts);
+  if (auto h = hook(&runtime_hooks::idle_end)) h(w->id, ts);
   // Chain wake-up: a woken worker that found work wakes the next sleeper if more is queued.
   if (found && p.sleepers.load(std::memory_order_relaxed) > 0 && pool_has_queued_work(p))
     notify_work(p);
@@ -190,7 +190,7 @@ void scheduler::worker_main(worker* w) {
   tls_worker = w;
   if (bind_) topo_.bind_this_thread(w->pu);
   fiber_init_thread(w->thread_fiber);
-  if (auto h = g_hooks.worker_start) h(w->id);
+  if (auto h = hook(&runtime_hooks::worker_start)) h(w->id);
   w->last_func_ns = now_ns();
   fiber* first = fibers_.get(w->free_fibers, *w->stats);
   loop_fibers_.fetch_add(1, std::memory_order_relaxed);
@@ -198,7 +198,7 @@ void scheduler::worker_main(worker* w) {
   switch_record rec;
   fiber_switch(&w->thread_fiber, first, rec);
   // Shutdown.
-  if (auto h = g_hooks.worker_stop) h(w->id);
+  if (auto h = hook(&runtime_hooks::worker_stop)) h(w->id);
   tls_worker = nullptr;
 }
 

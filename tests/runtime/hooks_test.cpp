@@ -27,7 +27,7 @@ struct tool {
 template <int N>
 void tool<N>::worker_start(unsigned w) {
   if (++g_depth > 8) return;
-  if (auto p = chain.prev().worker_start) p(w);
+  if (auto p = chain.prev(&grain::runtime_hooks::worker_start)) p(w);
   if (active) g_calls.push_back("start" + std::to_string(N));
   --g_depth;
 }
@@ -35,7 +35,7 @@ void tool<N>::worker_start(unsigned w) {
 template <int N>
 void tool<N>::phase_begin(unsigned w, const task_info& t, std::uint64_t ts) {
   if (++g_depth > 8) return;
-  if (auto p = chain.prev().phase_begin) p(w, t, ts);
+  if (auto p = chain.prev(&grain::runtime_hooks::phase_begin)) p(w, t, ts);
   if (active) g_calls.push_back("begin" + std::to_string(N));
   --g_depth;
 }

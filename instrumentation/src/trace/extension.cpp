@@ -4,8 +4,8 @@
 #include <memory>
 #include <optional>
 
-#include "grain/instrumentation/trace.hpp"
 #include "grain/ext/runtime_core.hpp"
+#include "grain/instrumentation/trace.hpp"
 
 namespace grain::instrumentation {
 namespace {

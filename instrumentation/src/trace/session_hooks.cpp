@@ -26,7 +26,7 @@ hook_chain g_chain{runtime_hooks{.phase_begin = &hk_phase_begin,
                                  .idle_end = &hk_idle_end}};
 
 void hk_phase_begin(unsigned w, const task_info& t, std::uint64_t ts) {
-  if (auto p = g_chain.prev().phase_begin) p(w, t, ts);
+  if (auto p = g_chain.prev(&runtime_hooks::phase_begin)) p(w, t, ts);
   if (w >= max_workers) return;
   busy_guard g(w);
   session_core* s = g_active.load(std::memory_order_acquire);
@@ -34,7 +34,7 @@ void hk_phase_begin(unsigned w, const task_info& t, std::uint64_t ts) {
 }
 
 void hk_phase_end(unsigned w, const task_info& t, bool terminated, std::uint64_t ts) {
-  if (auto p = g_chain.prev().phase_end) p(w, t, terminated, ts);
+  if (auto p = g_chain.prev(&runtime_hooks::phase_end)) p(w, t, terminated, ts);
   if (w >= max_workers) return;
   busy_guard g(w);
   session_core* s = g_active.load(std::memory_order_acquire);
@@ -42,7 +42,7 @@ void hk_phase_end(unsigned w, const task_info& t, bool terminated, std::uint64_t
 }
 
 void hk_idle_begin(unsigned w, std::uint64_t ts) {
-  if (auto p = g_chain.prev().idle_begin) p(w, ts);
+  if (auto p = g_chain.prev(&runtime_hooks::idle_begin)) p(w, ts);
   if (w >= max_workers) return;
   busy_guard g(w);
   session_core* s = g_active.load(std::memory_order_acquire);
@@ -50,7 +50,7 @@ void hk_idle_begin(unsigned w, std::uint64_t ts) {
 }
 
 void hk_idle_end(unsigned w, std::uint64_t ts) {
-  if (auto p = g_chain.prev().idle_end) p(w, ts);
+  if (auto p = g_chain.prev(&runtime_hooks::idle_end)) p(w, ts);
   if (w >= max_workers) return;
   busy_guard g(w);
   session_core* s = g_active.load(std::memory_order_acquire);

@@ -3,6 +3,7 @@
 // never includes instrumentation or policy code; those install callbacks here. Every pointer
 // may be null; the hot path pays one load and a predictable branch per hook. Several tools share
 // the one table by chaining (hook_chain), so that none has to know the others.
+#include <atomic>
 #include <cstdint>
 
 namespace grain {
@@ -29,17 +30,19 @@ struct runtime_hooks {
   void (*worker_stop)(unsigned worker) = nullptr;
 };
 
-// The single hook table. Install before the runtime starts its workers (extension::start is
-// called before workers run user tasks), clear after they stopped.
+// The single hook table. Tools change it through hook_chain, which writes each slot as a
+// relaxed atomic, as the workers read it: a tool may come and go while workers run (a trace
+// stops before they are joined), so a function once installed must stay callable. Direct
+// writes through this reference are for tests that own the whole runtime.
 runtime_hooks& hooks() noexcept;
 
 // One tool's hooks, chained in front of whatever the table held: the tool's hook functions call
-// prev().x themselves (one load and a branch, as for the table), before or after their own work.
-// Tools come and go in any order, so uninstall() cannot always restore the table: when another
-// tool chained in front of ours, its prev points at our functions, and removing them would
-// leave it calling a chain we no longer maintain. Ours then stay installed and must do nothing
-// without their session (they still call prev), and a later install() reuses them where they
-// are. install() and uninstall() are serialised by one lock for the whole table; calls through
+// prev(&runtime_hooks::x) themselves (one load and a branch, as for the table), before or after
+// their own work. Tools come and go in any order, so uninstall() cannot always restore the table:
+// when another tool chained in front of ours, its prev points at our functions, and removing them
+// would leave it calling a chain we no longer maintain. Ours then stay installed and must do
+// nothing without their session (they still call prev), and a later install() reuses them where
+// they are. install() and uninstall() are serialised by one lock for the whole table; calls through
 // the table take no lock. Declare the object at namespace scope (it is constant-initialised).
 class hook_chain {
  public:
@@ -48,8 +51,13 @@ class hook_chain {
   hook_chain(const hook_chain&) = delete;
   hook_chain& operator=(const hook_chain&) = delete;
 
-  // What the table held before ours: call it from our hook functions.
-  const runtime_hooks& prev() const noexcept { return prev_; }
+  // What the table held before ours in one slot: call it from our hook functions,
+  // `if (auto p = chain.prev(&runtime_hooks::phase_end)) p(...);`. A relaxed atomic load (a
+  // plain mov on x86): install() may rewrite it while a worker is inside our hook.
+  template <class F>
+  F prev(F runtime_hooks::*slot) const noexcept {
+    return std::atomic_ref<F>(prev_.*slot).load(std::memory_order_relaxed);
+  }
   // Puts ours in front. A no-op while ours are in the chain (in front, or behind another tool
   // that chained onto them), so that the chain never leads back to ours.
   void install();
@@ -60,8 +68,8 @@ class hook_chain {
 
  private:
   runtime_hooks ours_;
-  runtime_hooks prev_{};
-  bool installed_ = false;  // under the table's lock
+  mutable runtime_hooks prev_{};  // mutable: atomic_ref needs a non-const object
+  bool installed_ = false;        // under the table's lock
 };
 
 }  // namespace grain

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "grain/ext/extension.hpp"
+#include "grain/ext/worker_stats.hpp"
 #include "grain/knob.hpp"
 #include "grain/options.hpp"
 #include "grain/topology.hpp"
-#include "grain/ext/worker_stats.hpp"
 
 namespace grain {
 
