@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   for (auto& a : args)
     if (a.rfind("--threads=", 0) == 0) a = "--grain:threads=" + a.substr(10);
   std::vector<char*> av;
+  av.reserve(args.size() + 1);
   for (auto& a : args) av.push_back(a.data());
   av.push_back(nullptr);
   int ac = argc;
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
 
   {  // wake the workers before timing
     std::vector<grain::future<int>> warm;
+    warm.reserve(64);
     for (int i = 0; i < 64; ++i) warm.push_back(grain::async([] { return 0; }));
     for (auto& w : warm) w.get();
   }

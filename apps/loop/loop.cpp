@@ -7,6 +7,7 @@
 // the time it lost, as real work would.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -135,7 +136,7 @@ int main(int argc, char** argv) {
   const bool sequential = o.chunker == "seq";
 
   const double step_ns = calibrate_step_ns();
-  const std::uint64_t steps = static_cast<std::uint64_t>(o.cost_ns / step_ns + 0.5);
+  const std::uint64_t steps = static_cast<std::uint64_t>(std::llround(o.cost_ns / step_ns));
   auto body = [steps](std::size_t i) { chain = spin(steps, chain ^ i); };
 
   std::vector<double> times, cpu;

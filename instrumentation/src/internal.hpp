@@ -136,7 +136,7 @@ std::vector<papi_event_status> papi_check(const std::vector<std::string>& events
 class papi_session {
  public:
   // Warns once per unavailable event. Installs the worker_start/worker_stop hooks (chained).
-  papi_session(std::vector<std::string> events, runtime_core& rt);
+  papi_session(const std::vector<std::string>& events, runtime_core& rt);
   ~papi_session();
   std::shared_ptr<counter_provider> provider();
   const std::vector<papi_event_status>& status() const noexcept;

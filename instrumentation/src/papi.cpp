@@ -102,7 +102,8 @@ bool papi_init(std::string* error) {
   static std::once_flag once;
   static std::string init_error;
   std::call_once(once, [] {
-    int r = PAPI_is_initialized() ? PAPI_VER_CURRENT : PAPI_library_init(PAPI_VER_CURRENT);
+    int r = PAPI_is_initialized() ? static_cast<int>(PAPI_VER_CURRENT)
+                                  : PAPI_library_init(PAPI_VER_CURRENT);
     if (r != PAPI_VER_CURRENT) {
       init_error = r > 0 ? "PAPI library version mismatch"
                          : std::string("PAPI_library_init failed: ") + PAPI_strerror(r);
@@ -291,7 +292,7 @@ class papi_provider final : public counter_provider {
 
 }  // namespace
 
-papi_session::papi_session(std::vector<std::string> events, runtime_core& rt)
+papi_session::papi_session(const std::vector<std::string>& events, runtime_core& rt)
     : impl_(std::make_shared<impl>()) {
   impl_->status = papi_check(events);
   for (auto& st : impl_->status) {

@@ -32,7 +32,9 @@ int l_knob(lua_State* L) {
     lua_pushstring(L, knobs().names().c_str());  // no C++ string may outlive a Lua error
     return luaL_error(L, "no knob named '%s' (known knobs: %s)", name, lua_tostring(L, -1));
   }
-  auto** ud = static_cast<knob**>(lua_newuserdatauv(L, sizeof(knob*), 0));
+  // The userdata holds a pointer to the knob (knobs live as long as the registry).
+  auto** ud = static_cast<knob**>(
+      lua_newuserdatauv(L, sizeof(knob*), 0));  // NOLINT(bugprone-sizeof-expression)
   *ud = k;
   luaL_setmetatable(L, knob_meta);
   return 1;

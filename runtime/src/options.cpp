@@ -42,6 +42,7 @@ std::string options::env_name(std::string_view option) {
 
 std::string options::usage(const std::vector<option_spec>& specs) {
   std::vector<const option_spec*> sorted;
+  sorted.reserve(specs.size());
   for (auto& s : specs) sorted.push_back(&s);
   std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->name < b->name; });
   std::ostringstream os;

@@ -1,5 +1,6 @@
 // Chunker names: what --chunker= options, logs and docs call them.
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -41,7 +42,7 @@ std::uint64_t parse_duration_ns(std::string_view whole, std::string_view v) {
     scale = 1e9;
   else
     bad(whole, "unknown time unit (ns, us, ms, s)");
-  return static_cast<std::uint64_t>(x * scale + 0.5);
+  return static_cast<std::uint64_t>(std::llround(x * scale));
 }
 
 std::string format_ns(std::uint64_t ns) {

@@ -187,20 +187,26 @@ void uninstall_signal_handling() {
   std::set_terminate(g_old_terminate);
 }
 
+constexpr std::size_t min_stack_size = std::size_t{16} << 10;
+constexpr std::size_t max_stack_size = std::size_t{256} << 20;
+
 std::size_t parse_size(const std::string& text) {
   std::size_t value = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || p == text.data())
     throw option_error("--grain:stack-size=" + text + ": not a size (examples: 65536, 64K, 1M)");
   std::string_view rest(p, static_cast<std::size_t>(text.data() + text.size() - p));
+  unsigned shift = 0;
   if (rest == "K" || rest == "k" || rest == "KiB")
-    value *= 1024;
+    shift = 10;
   else if (rest == "M" || rest == "m" || rest == "MiB")
-    value *= 1024 * 1024;
+    shift = 20;
   else if (!rest.empty())
     throw option_error("--grain:stack-size=" + text + ": unknown unit '" + std::string(rest) +
                        "' (use K or M)");
-  if (value < 16 * 1024 || value > 256 * 1024 * 1024)
+  // Compared before the unit is applied, so that a huge number cannot wrap into the range.
+  value = value > (max_stack_size >> shift) ? max_stack_size + 1 : value << shift;
+  if (value < min_stack_size || value > max_stack_size)
     throw option_error("--grain:stack-size=" + text + ": must be in [16K, 256M]");
   return value;
 }

@@ -34,7 +34,8 @@ double run_rounds() {
     const std::uint64_t t1 = now_ns();
     if (r > 0) per_task.push_back(static_cast<double>(t1 - t0) / calibration_tasks);
   }
-  std::nth_element(per_task.begin(), per_task.begin() + per_task.size() / 2, per_task.end());
+  const auto mid = per_task.begin() + static_cast<std::ptrdiff_t>(per_task.size() / 2);
+  std::nth_element(per_task.begin(), mid, per_task.end());
   return per_task[per_task.size() / 2];
 }
 

@@ -178,6 +178,8 @@ TEST(SchedulerTest, UnknownOptionListsValidOnes) {
                grain::option_error);
   EXPECT_THROW(start_runtime({"--grain:bind=diagonal"}), grain::option_error);
   EXPECT_THROW(start_runtime({"--grain:stack-size=1K"}), grain::option_error);
+  // (2^44 + 1) MiB wraps to exactly 1 MiB in 64 bits: refused, not taken as 1M.
+  EXPECT_THROW(start_runtime({"--grain:stack-size=17592186044417M"}), grain::option_error);
   EXPECT_THROW(start_runtime({"--grain:log-level=loud"}), grain::option_error);
   // Still usable afterwards.
   auto rt = start_runtime();

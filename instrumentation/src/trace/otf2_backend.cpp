@@ -166,8 +166,9 @@ class otf2_backend final : public backend {
  public:
   explicit otf2_backend(session_core& s) : path_(s.path) {
     const fs::path dir = fs::path(s.path).parent_path();
-    archive_ = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024,
-                                 4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+    archive_ =
+        OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, std::uint64_t{1} << 20,
+                          std::uint64_t{4} << 20, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (!archive_) throw std::runtime_error("grain: cannot create the OTF2 archive " + s.path);
     OTF2_Archive_SetFlushCallbacks(archive_, &flush_callbacks, &failed_);
     grave_.failed = &failed_;
@@ -489,6 +490,7 @@ class otf2_backend final : public backend {
     // Make every string first, then write strings before what refers to them.
     const OTF2_StringRef s_empty = str("");
     std::vector<OTF2_StringRef> region_names;
+    region_names.reserve(regions.size());
     for (auto& r : regions) region_names.push_back(str(r.first));
     const std::vector<std::pair<std::string, std::string>> fixed_attrs = {
         {"GUID", "task GUID"},
@@ -504,6 +506,7 @@ class otf2_backend final : public backend {
         {"clamped", "1 if the request was clamped to the knob's range"},
         {"reason", "why the rule changed the knob"}};
     std::vector<std::pair<OTF2_StringRef, OTF2_StringRef>> attr_strings;
+    attr_strings.reserve(fixed_attrs.size());
     for (auto& [n, d] : fixed_attrs) attr_strings.emplace_back(str(n), str(d));
     std::vector<OTF2_StringRef> trigger_names;
     for (auto& t : trigger_list_) trigger_names.push_back(str("trigger:" + t));

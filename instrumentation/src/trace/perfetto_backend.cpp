@@ -100,6 +100,7 @@ class perfetto_backend final : public backend {
     std::FILE* f = out_.get();
     const auto regions = s.regions.all();
     std::vector<std::string> rnames;
+    rnames.reserve(regions.size());
     for (auto& r : regions) rnames.push_back(json_string(r.first));
     std::fprintf(f,
                  "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"grain\","
