@@ -40,6 +40,7 @@ struct sampler::impl {
   std::uint64_t cpu_base = 0, samples_base = 0, wall_base = 0;
 
   void take(bool final) {
+    grain::detail::refine_tsc_clock();  // keeps now_ns() on CLOCK_MONOTONIC (grain/clock.hpp)
     std::lock_guard lk(snap_m);
     registry().sample(snap);
     snap.sequence = sequence++;

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "grain/clock.hpp"
 #include "scheduler.hpp"
 #include "suspend.hpp"
 
@@ -99,7 +100,10 @@ bool park_until(enqueue_fn enqueue, dequeue_fn dequeue, void* ctx, std::uint64_t
     thread_waiter node;
     if (!enqueue(ctx, &node)) return true;
     std::unique_lock lock(node.m);
-    auto tp = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline_ns));
+    // In steady_clock's terms through a duration: now_ns() may be the TSC clock.
+    const std::uint64_t now = now_ns();
+    const auto tp = std::chrono::steady_clock::now() +
+                    std::chrono::nanoseconds(deadline_ns > now ? deadline_ns - now : 0);
     if (node.cv.wait_until(lock, tp, [&] { return node.done; })) return true;
     lock.unlock();
     if (dequeue(ctx, &node)) return false;
@@ -124,8 +128,12 @@ bool park_until(enqueue_fn enqueue, dequeue_fn dequeue, void* ctx, std::uint64_t
 }
 
 std::uint64_t deadline_from(std::chrono::steady_clock::time_point tp) noexcept {
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(tp.time_since_epoch()).count();
-  return ns < 0 ? 0 : static_cast<std::uint64_t>(ns);
+  // Through a duration from now: now_ns() may be the TSC clock, not steady_clock itself.
+  const auto left =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(tp - std::chrono::steady_clock::now())
+          .count();
+  const std::uint64_t now = now_ns();
+  return left <= 0 ? now : now + static_cast<std::uint64_t>(left);
 }
 
 }  // namespace grain::detail

@@ -321,6 +321,7 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
     std::fflush(stdout);
     throw startup_exit{0};
   }
+  detail::enable_tsc_clock();  // once per process; the runtime's timestamps start here
   start_ns_ = now_ns();
   std::string level = opts_.get("log-level", "warn");
   auto lvl = spdlog::level::from_str(level);

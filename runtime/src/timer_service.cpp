@@ -41,9 +41,9 @@ void timer_service::run() {
     auto first = entries_.begin();
     std::uint64_t now = now_ns();
     if (first->first > now) {
-      // steady_clock is CLOCK_MONOTONIC in libstdc++, the clock of now_ns().
-      cv_.wait_until(lock,
-                     std::chrono::steady_clock::time_point(std::chrono::nanoseconds(first->first)));
+      // Relative: now_ns() may be the TSC clock, which tracks steady_clock only to within
+      // microseconds (grain/clock.hpp).
+      cv_.wait_for(lock, std::chrono::nanoseconds(first->first - now));
       continue;
     }
     timer_entry* e = first->second;
