@@ -84,9 +84,11 @@ TEST_F(StencilPolicy, OnePartitionRefinesAndTheTraceHoldsTheDecisions) {
   const std::string settings = (settings_dir / "settings.lua").string();
   std::ofstream(settings) << "ADAPTIVE_GRAIN = { coarse_jump = false }\n";
   // One partition of 2,000,000 points for two workers: one of them starves.
-  // Steps of about a millisecond: snapshots every 2 ms so that the policy sees several.
+  // Steps of about a millisecond: snapshots every 2 ms so that the policy sees several. 300
+  // steps: with 100 (about 0.13 s) a loaded machine sometimes left the policy no full window
+  // before the end, and the run ended undecided.
   auto r =
-      run("--nx=2000000 --points=2000000 --nt=100 --verify --grain:threads=2 "
+      run("--nx=2000000 --points=2000000 --nt=300 --verify --grain:threads=2 "
           "--grain:sample-interval=2 --grain:policy=" +
           settings + " --grain:policy=" + policy + " --grain:log-level=info --grain:trace=" +
           dir.str() + " --grain:trace-counters=/threads{locality#0/total}/idle-rate");
