@@ -73,10 +73,9 @@ std::uint64_t rate_between(pairing a, pairing b) noexcept {
 }
 
 std::uint64_t convert(std::uint64_t tsc) noexcept {
-  const auto d = static_cast<std::int64_t>(tsc - g_tsc.base_tsc.load(std::memory_order_relaxed));
-  const auto ticks = static_cast<uint128>(d > 0 ? d : 0);
-  return g_tsc.base_ns.load(std::memory_order_relaxed) +
-         static_cast<std::uint64_t>((ticks * g_tsc.mult.load(std::memory_order_relaxed)) >> 32);
+  return tsc_to_ns(tsc, g_tsc.base_tsc.load(std::memory_order_relaxed),
+                   g_tsc.base_ns.load(std::memory_order_relaxed),
+                   g_tsc.mult.load(std::memory_order_relaxed));
 }
 
 void publish(std::uint64_t base_tsc, std::uint64_t base_ns, std::uint64_t mult) noexcept {

@@ -28,6 +28,8 @@ struct local_count {
   std::atomic<std::size_t> n{0};
   std::size_t get() const noexcept { return n.load(std::memory_order_relaxed); }
   void set(std::size_t v) noexcept { n.store(v, std::memory_order_relaxed); }
+  void add(std::size_t d) noexcept { set(get() + d); }
+  void sub(std::size_t d) noexcept { set(get() - d); }
 };
 
 struct local_lists;
@@ -93,7 +95,7 @@ void* refill(local_lists& l, unsigned c) {
       --g.count[c];
       b->next = l.head[c];
       l.head[c] = b;
-      l.count[c].set(l.count[c].get() + 1);
+      l.count[c].add(1);
     }
   }
   if (!l.head[c]) {
@@ -105,12 +107,12 @@ void* refill(local_lists& l, unsigned c) {
       b->next = l.head[c];
       l.head[c] = b;
     }
-    l.count[c].set(l.count[c].get() + n);
+    l.count[c].add(n);
     globals().carved.fetch_add(n, std::memory_order_relaxed);
   }
   block* b = l.head[c];
   l.head[c] = b->next;
-  l.count[c].set(l.count[c].get() - 1);
+  l.count[c].sub(1);
   return b;
 }
 
@@ -120,7 +122,7 @@ void spill(local_lists& l, unsigned c) {
   for (std::size_t i = 0; i < local_max / 2; ++i) {
     block* b = l.head[c];
     l.head[c] = b->next;
-    l.count[c].set(l.count[c].get() - 1);
+    l.count[c].sub(1);
     b->next = g.head[c];
     g.head[c] = b;
     ++g.count[c];
@@ -133,7 +135,7 @@ void* small_allocate(unsigned c) {
   local_lists& l = locals();
   if (block* b = l.head[c]) {
     l.head[c] = b->next;
-    l.count[c].set(l.count[c].get() - 1);
+    l.count[c].sub(1);
     return b;
   }
   return refill(l, c);

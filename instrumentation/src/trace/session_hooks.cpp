@@ -25,36 +25,34 @@ hook_chain g_chain{runtime_hooks{.phase_begin = &hk_phase_begin,
                                  .idle_begin = &hk_idle_begin,
                                  .idle_end = &hk_idle_end}};
 
-void hk_phase_begin(unsigned w, const task_info& t, std::uint64_t ts) {
-  if (auto p = g_chain.prev(&runtime_hooks::phase_begin)) p(w, t, ts);
+// What every hook does after calling the previous tool's: record into the active session, if
+// any, with the worker marked busy so that stop() can wait for it (handover.hpp).
+template <class Record>
+inline void record_in_session(unsigned w, Record&& record) {
   if (w >= max_workers) return;
   busy_guard g(w);
   session_core* s = g_active.load(std::memory_order_acquire);
-  if (s && w < s->workers.size()) phase_begin(*s, w, t, ts);
+  if (s && w < s->workers.size()) record(*s);
+}
+
+void hk_phase_begin(unsigned w, const task_info& t, std::uint64_t ts) {
+  if (auto p = g_chain.prev(&runtime_hooks::phase_begin)) p(w, t, ts);
+  record_in_session(w, [&](session_core& s) { phase_begin(s, w, t, ts); });
 }
 
 void hk_phase_end(unsigned w, const task_info& t, bool terminated, std::uint64_t ts) {
   if (auto p = g_chain.prev(&runtime_hooks::phase_end)) p(w, t, terminated, ts);
-  if (w >= max_workers) return;
-  busy_guard g(w);
-  session_core* s = g_active.load(std::memory_order_acquire);
-  if (s && w < s->workers.size()) phase_end(*s, w, t, terminated, ts);
+  record_in_session(w, [&](session_core& s) { phase_end(s, w, t, terminated, ts); });
 }
 
 void hk_idle_begin(unsigned w, std::uint64_t ts) {
   if (auto p = g_chain.prev(&runtime_hooks::idle_begin)) p(w, ts);
-  if (w >= max_workers) return;
-  busy_guard g(w);
-  session_core* s = g_active.load(std::memory_order_acquire);
-  if (s && w < s->workers.size()) idle_begin(*s, w, ts);
+  record_in_session(w, [&](session_core& s) { idle_begin(s, w, ts); });
 }
 
 void hk_idle_end(unsigned w, std::uint64_t ts) {
   if (auto p = g_chain.prev(&runtime_hooks::idle_end)) p(w, ts);
-  if (w >= max_workers) return;
-  busy_guard g(w);
-  session_core* s = g_active.load(std::memory_order_acquire);
-  if (s && w < s->workers.size()) idle_end(*s, w, ts);
+  record_in_session(w, [&](session_core& s) { idle_end(s, w, ts); });
 }
 
 }  // namespace

@@ -25,6 +25,15 @@ namespace detail {
 // 64 x 32.32 fixed-point products need 128 bits (g++ and clang have them on 64-bit targets).
 __extension__ typedef unsigned __int128 uint128;
 
+// base_ns + (tsc - base_tsc) ticks at `mult` ns per tick (32.32); a tick read just before the
+// base (rdtsc is not ordered) counts as the base.
+inline std::uint64_t tsc_to_ns(std::uint64_t tsc, std::uint64_t base_tsc, std::uint64_t base_ns,
+                               std::uint64_t mult) noexcept {
+  const auto d = static_cast<std::int64_t>(tsc - base_tsc);
+  const auto ticks = static_cast<uint128>(d > 0 ? d : 0);
+  return base_ns + static_cast<std::uint64_t>((ticks * mult) >> 32);
+}
+
 inline std::uint64_t monotonic_ns() noexcept {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -68,12 +77,8 @@ inline std::uint64_t now_ns() noexcept {
       const std::uint64_t m = c.mult.load(std::memory_order_relaxed);
       const std::uint64_t tsc = __rdtsc();
       std::atomic_thread_fence(std::memory_order_acquire);
-      if (!(s & 1) && c.seq.load(std::memory_order_relaxed) == s) {
-        // A tick read just before the base (rdtsc is not ordered) counts as the base.
-        const auto d = static_cast<std::int64_t>(tsc - bt);
-        const auto ticks = static_cast<detail::uint128>(d > 0 ? d : 0);
-        return bn + static_cast<std::uint64_t>((ticks * m) >> 32);
-      }
+      if (!(s & 1) && c.seq.load(std::memory_order_relaxed) == s)
+        return detail::tsc_to_ns(tsc, bt, bn, m);
     }
   }
 #endif
