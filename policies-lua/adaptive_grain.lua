@@ -37,7 +37,8 @@
 --              `partitions_per_worker` partitions per worker (`parts_field`), to the grain
 --              where t_d = t*: as many partitions as still pay for themselves; never finer (a
 --              serial producer, or the re-partitioning itself, starves workers at fine grain
---              too);
+--              too); with too few partitions, to at least `partitions_per_worker` per worker,
+--              and never coarser (a t_m inflated by a loaded machine must not turn it round);
 --            * on the very first step with fewer than `partitions_per_worker` partitions per
 --              worker, refines at once, without waiting for a counter window, to
 --              `coarse_jump` partitions per worker (grain * partitions / (coarse_jump *
@@ -297,9 +298,14 @@ function M.start(user)
     if m.tasks >= cfg.min_tasks then st.tm_min = math.min(st.tm_min or m.t_m, m.t_m) end
     local t_m = st.tm_min or 0
     local floor = math.max(cfg.lambda * t_m, cfg.min_task_ns)
+    -- Fewer partitions than workers can use: starved by construction (seed 000's coarse end),
+    -- whatever one window's idle time says, and never a reason to coarsen: a t_m inflated by a
+    -- loaded machine (a preempted worker's time counts as management) must not turn it round.
+    local workers = st.workers or grain.counter(prefix .. "count/active-workers")
+    local few = st.parts and workers and st.parts < cfg.partitions_per_worker * workers
     -- Coarsen only well below the bound (`hysteresis`), aim well above it (`aim`): a grain
     -- near the bound is in the flat region already, and a re-partition costs several steps.
-    if m.t_d * cfg.hysteresis < floor then
+    if not few and m.t_d * cfg.hysteresis < floor then
       -- The first move, from a single grain, assumes that `fixed_share` of t_d will not grow
       -- with it: short tasks are mostly per-task cost, and landing too coarse by a small
       -- factor costs far less than a second re-partition. The second grain gives the fit.
@@ -316,10 +322,6 @@ function M.start(user)
     end
     local a, b = fit(x, m, 0)
     st.starved = m.starvation > cfg.starvation_high and (st.starved or 0) + 1 or 0
-    -- Fewer partitions than workers can use: starved by construction (seed 000's coarse end),
-    -- whatever one window's idle time says.
-    local workers = st.workers or grain.counter(prefix .. "count/active-workers")
-    local few = st.parts and workers and st.parts < cfg.partitions_per_worker * workers
     if st.starved >= (full_step and 1 or cfg.confirm) or few then
       -- Refine to as many partitions as still pay for their overhead, i.e. the grain where
       -- t_d = aim * floor, like coarsening aims at (one target from both sides); never
@@ -328,6 +330,8 @@ function M.start(user)
       -- (When the fixed part b alone reaches the target, no finer grain pays: no move.)
       local target = (cfg.aim * floor - b) / a
       local factor = target > 0 and x / math.max(1, target) or 0
+      -- Too few partitions: at least enough of them, whatever the overhead estimate says.
+      if few then factor = math.max(factor, cfg.partitions_per_worker * workers / st.parts) end
       if factor >= cfg.min_factor then
         local cause = few and string.format("%d partitions for %d workers", st.parts, workers)
                       or string.format("starvation %.0f%% > %.0f%%", 100 * m.starvation,

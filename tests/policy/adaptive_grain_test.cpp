@@ -206,6 +206,26 @@ TEST(AdaptiveGrain, FewerPartitionsThanWorkersRefine) {
       << d[0].reason;
 }
 
+TEST(AdaptiveGrain, TooFewPartitionsRefineEvenWhenManagementLooksExpensive) {
+  // One partition for two workers on a loaded machine: a preempted worker's time counts as
+  // management, so t_m looked like 500 µs and "t_d < 50 t_m" said coarsen; at the knob's
+  // limit the policy then settled on one partition (a CI run of grain-stencil did this).
+  grain::knob& k = grain::knobs().define_int("test.ag.loaded", 10, 2'000'000, 2'000'000, "nx");
+  const auto from = grain::knobs().decisions().size();
+  engine e;
+  start_policy(e, k.name(), "coarse_jump = false");
+  feed f(e);
+  f.workers = 2;
+  const step_counters loaded{10, 1e7, 5e6, 1e7, 1e7};
+  f.step(loaded, 2e6, 1);
+  f.step(loaded, 2e6, 1);
+  EXPECT_LE(k.int_value(), 2'000'000 / 4) << "at least two partitions per worker";
+  auto d = decisions_on(k.name(), from);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0].reason.find("1 partitions for 2 workers: refine"), std::string::npos)
+      << d[0].reason;
+}
+
 TEST(AdaptiveGrain, RefiningNeverGoesBelowTheTargetTaskDuration) {
   grain::knob& k = grain::knobs().define_int("test.ag.floor", 10, 10'000'000, 8'000'000, "nx");
   engine e;
