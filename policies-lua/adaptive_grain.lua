@@ -89,7 +89,8 @@ M.defaults = {
   partitions_per_worker = 2,     -- refine while a step has fewer partitions per worker
   coarse_jump = 100,             -- first step below that: refine at once to this many per
                                  -- worker (false: wait for the counters)
-  instance = "locality#0/total",   -- counter instance the metrics are computed over
+  instance = false,              -- counter instance of the metrics (false: this locality's
+                                 -- total, "locality#" .. grain.locality .. "/total")
   lambda = 100,                  -- coarsen while t_d < lambda * t_m ...
   min_task_ns = 20000,           -- ... or t_d < this
   aim = 4,                       -- ... aiming at aim times that bound (refine: not below)
@@ -158,7 +159,8 @@ function M.start(user)
   local info = knob:info()
   assert(info.type == "int" or info.type == "double",
          "adaptive_grain: knob " .. cfg.knob .. " is " .. info.type .. ", not a number")
-  local prefix = "/threads{" .. cfg.instance .. "}/"
+  local prefix = "/threads{" .. (cfg.instance or ("locality#" .. grain.locality .. "/total")) ..
+                 "}/"
 
   -- The policy's state, visible to tests and other policies as M.state.
   local st = {

@@ -59,7 +59,7 @@ function M.start(cfg)
   assert(factor > 1, "adaptive_inlining: factor must be > 1")
   assert(min_lambda < max_lambda, "adaptive_inlining: min must be below max")
 
-  local p = "/threads{locality#0/total}/"
+  local p = "/threads{locality#" .. grain.locality .. "/total}/"
   local last = nil
   local state = { windows = 0, over_runs = 0, starve_runs = 0, management = nil,
                   starvation = nil, last_action = "none",

@@ -33,7 +33,7 @@ function M.start(cfg)
 
   local knob = grain.knob("pool." .. pool .. ".workers")
   local max_workers = knob:info().max
-  local prefix = "/threads{locality#0/pool#" .. pool .. "/total}/time/"
+  local prefix = "/threads{locality#" .. grain.locality .. "/pool#" .. pool .. "/total}/time/"
   local last_func, last_exec
   local idle_runs, busy_runs = 0, 0
 

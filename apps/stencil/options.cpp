@@ -43,7 +43,7 @@ std::string usage() {
          "                     [--verify] [--results] [--print-steps] [--repeat=R]\n"
          "                     [--check-every=K] [--window=W] [--max-window=M]\n"
          "                     [--submit-chunk=N] [--settle=K]\n"
-         "                     [--repartition-at=STEP:NX]...\n"
+         "                     [--repartition-at=STEP:NX]... [--localities]\n"
          "                     [--grain:...]\n"
          "  --nx=N            points per partition (default 10); the knob stencil.nx starts here\n"
          "  --np=N            partitions (default 10); total points = nx * np\n"
@@ -65,7 +65,10 @@ std::string usage() {
          "  --settle=K        submit each of steps 1..K only after the step before it ended\n"
          "                    and the policies handled its iteration event, so that their\n"
          "                    first decisions act on the next step (default 1; 0: never)\n"
-         "  --repartition-at=STEP:NX  set stencil.nx to NX before STEP (repeatable)\n";
+         "  --repartition-at=STEP:NX  set stencil.nx to NX before STEP (repeatable)\n"
+         "  --localities      spread the ring over every locality (mpirun -np N): each rank\n"
+         "                    steps its block, ghost points travel as parcels; the knob\n"
+         "                    stencil.nx partitions each rank's block (docs/distributed.md)\n";
 }
 
 options parse_options(int argc, char** argv) {
@@ -119,6 +122,9 @@ options parse_options(int argc, char** argv) {
     } else if (name == "--print-steps") {
       no_value();
       o.print_steps = true;
+    } else if (name == "--localities") {
+      no_value();
+      o.localities = true;
     } else if (name == "--repeat") {
       need_value();
       const std::size_t r = parse_positive(name, value);

@@ -18,6 +18,7 @@ struct options {
   bool verify = false;       // compare with the serial computation
   bool results = false;      // print the final values like HPX
   bool print_steps = false;  // one line per time step
+  bool localities = false;   // spread the ring over every locality (distributed_ring.hpp)
   int repeat = 1;
   std::size_t check_every = 1;  // read the stencil.nx knob every K step boundaries
   // Time steps in flight at most: `window` for the first `grow_after` steps after the start

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "grain/async.hpp"
+#include "grain/distributed/extension.hpp"
 #include "grain/instrumentation/extension.hpp"
 #include "grain/instrumentation/trace.hpp"
 #include "grain/policy/extension.hpp"
@@ -14,6 +15,9 @@ namespace grain {
 // smaller runtime builds runtime_core with its own list.
 std::vector<std::unique_ptr<extension>> default_extensions() {
   std::vector<std::unique_ptr<extension>> e;
+  // First: the locality must be known before the others name counters and trace locations;
+  // it stops last, after the end of the program across ranks.
+  e.push_back(distributed::make_extension());
   e.push_back(instrumentation::make_extension());
   e.push_back(instrumentation::make_trace_extension());
   e.push_back(policy::make_extension());
@@ -29,15 +33,27 @@ runtime::runtime(int& argc, char** argv) {
   } catch (const startup_exit& e) {
     std::exit(e.code);
   }
+  serve_unless_root();
+}
+
+// Ranks other than 0 do not run main's program: they serve actions until rank 0's has ended
+// (like HPX's localities without hpx_main), then end the process.
+void runtime::serve_unless_root() {
+  if (!distributed::serve_if_not_root(*core_)) return;
+  core_->stop();
+  core_.reset();
+  std::exit(0);
 }
 
 runtime::runtime(const std::vector<std::string>& args, bool use_environment)
-    : core_(std::make_unique<runtime_core>(args, default_extensions(), use_environment)) {}
+    : core_(std::make_unique<runtime_core>(args, default_extensions(), use_environment)) {
+  serve_unless_root();
+}
 
 runtime::~runtime() = default;
 
 int init(std::function<int(int, char**)> fn, int& argc, char** argv) {
-  runtime rt(argc, argv);
+  runtime rt(argc, argv);  // returns on rank 0 only
   int rc = grain::async([&] { return fn(argc, argv); }).get();
   rt.stop();
   return rc;

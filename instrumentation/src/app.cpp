@@ -198,7 +198,7 @@ void event(std::string_view name, std::vector<std::pair<std::string, double>> pa
       r.events.emplace(std::string(name), c);
       try {
         instrumentation::registry().add_counter(
-            {"/events{locality#0/total}/count/" + clean, "count",
+            {"/events{" + instrumentation::here_instance() + "}/count/" + clean, "count",
              "application or lifecycle events '" + clean + "' raised",
              instrumentation::counter_kind::monotonic},
             [c]() { return static_cast<double>(c->load(std::memory_order_relaxed)); });

@@ -1,5 +1,6 @@
-// t_d1 calibration files (docs/counters.md, "Obtaining t_d1"): the average task duration of an application
-// on one worker, saved by --grain:save-calibration=FILE and read by --grain:calibration=FILE.
+// t_d1 calibration files (docs/counters.md, "Obtaining t_d1"): the average task duration of an
+// application on one worker, saved by --grain:save-calibration=FILE and read by
+// --grain:calibration=FILE.
 //
 //   {"format": "grain-calibration", "version": 1,
 //    "applications": {"APP": {"t_d1_ns": 1234.5, "tasks": 100000, "workers": 1}}}

@@ -124,6 +124,9 @@ class instrumentation_extension final : public extension {
 
  private:
   void configure_impl(const options& o, runtime_core& rt) {
+    // Counters are named after this locality from here on (the distributed extension, which
+    // configures first, has set it).
+    set_here_locality(rt.locality());
     sample_interval_ms_ =
         static_cast<std::uint64_t>(o.get_int("sample-interval", 10, 0, 3'600'000));
     print_interval_ms_ =
@@ -303,8 +306,8 @@ class instrumentation_extension final : public extension {
       }
     }
     if (!save_calibration_.empty()) {
-      const auto* t = last.find("/threads{locality#0/total}/time/average");
-      const auto* n = last.find("/threads{locality#0/total}/count/cumulative");
+      const auto* t = last.find("/threads{" + here_instance() + "}/time/average");
+      const auto* n = last.find("/threads{" + here_instance() + "}/count/cumulative");
       if (!t || !t->available || !n) {
         spdlog::error("grain: --grain:save-calibration={}: no task completed, nothing saved",
                       save_calibration_);

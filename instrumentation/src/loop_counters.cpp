@@ -23,7 +23,7 @@ loop_totals read_totals() noexcept {
 class loop_provider final : public counter_provider {
  public:
   loop_provider() {
-    const std::string p = "/loops{locality#0/total}/";
+    const std::string p = "/loops{" + here_instance() + "}/";
     infos_ = {
         {p + "count/calls", "count", "parallel loop calls (seq loops are not counted)",
          counter_kind::monotonic},

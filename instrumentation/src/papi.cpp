@@ -233,10 +233,10 @@ class papi_provider final : public counter_provider {
     for (unsigned w = 0; w < s_->nw; ++w)
       for (std::size_t e = 0; e < ne; ++e)
         infos_.push_back(
-            info("locality#0/pool#" + s_->slots[w].pool + "/worker#" + std::to_string(w), e,
+            info(here_instance("pool#" + s_->slots[w].pool + "/worker#" + std::to_string(w)), e,
                  "counted on the thread of worker " + std::to_string(w)));
     for (std::size_t e = 0; e < ne; ++e)
-      infos_.push_back(info("locality#0/total", e, "sum over all workers"));
+      infos_.push_back(info(here_instance(), e, "sum over all workers"));
   }
   const std::vector<counter_info>& counters() const override { return infos_; }
 

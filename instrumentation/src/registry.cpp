@@ -83,10 +83,33 @@ counter_pattern::counter_pattern(std::string_view text) : text_(text) {
   parts_ = std::move(*n);
 }
 
+namespace {
+// Written once at configure time, before workers or the sampler name or match counters.
+std::string g_default_instance = "locality#0/total";
+unsigned g_here = 0;
+}  // namespace
+
+std::string_view default_instance() noexcept {
+  return g_default_instance;
+}
+
+std::string here_instance(std::string_view rest) {
+  return "locality#" + std::to_string(g_here) + "/" + std::string(rest);
+}
+
+unsigned here_locality() noexcept {
+  return g_here;
+}
+
+void set_here_locality(unsigned rank) {
+  g_here = rank;
+  g_default_instance = here_instance("total");
+}
+
 bool counter_pattern::matches(const counter_name& n) const noexcept {
   if (!glob_match(parts_.object, n.object)) return false;
   if (parts_.instance.empty()) {
-    if (!n.instance.empty() && n.instance != default_instance) return false;
+    if (!n.instance.empty() && n.instance != default_instance()) return false;
   } else if (!(parts_.instance == "*" && n.instance.empty()) &&
              !glob_match(parts_.instance, n.instance)) {
     return false;
@@ -160,8 +183,8 @@ struct counter_registry::impl {
   static std::string alias_of(const counter_name& n) {
     counter_name a = n;
     if (n.instance.empty())
-      a.instance = std::string(default_instance);
-    else if (n.instance == default_instance)
+      a.instance = std::string(default_instance());
+    else if (n.instance == default_instance())
       a.instance.clear();
     else
       return {};
@@ -310,7 +333,7 @@ std::optional<std::string> counter_registry::closest(std::string_view name) cons
   for (std::size_t i = 0; i < impl_->infos.size(); ++i) {
     std::string candidate = impl_->infos[i]->name;
     if (short_form && !impl_->parsed[i].instance.empty()) {
-      if (impl_->parsed[i].instance != default_instance) continue;
+      if (impl_->parsed[i].instance != default_instance()) continue;
       candidate = "/" + impl_->parsed[i].object + "/" + impl_->parsed[i].counter;
     }
     const std::size_t d = edit_distance(name, candidate);

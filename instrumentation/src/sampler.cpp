@@ -70,12 +70,12 @@ class sampler_provider final : public counter_provider {
  public:
   explicit sampler_provider(sampler::impl* s) : s_(s) {
     infos_ = {
-        {"/sampler{locality#0/total}/count/samples", "count", "snapshots the sampler took",
+        {"/sampler{" + here_instance() + "}/count/samples", "count", "snapshots the sampler took",
          counter_kind::monotonic},
-        {"/sampler{locality#0/total}/time/cpu", "ns",
+        {"/sampler{" + here_instance() + "}/time/cpu", "ns",
          "CPU time of the sampler thread (taking snapshots, running listeners)",
          counter_kind::monotonic},
-        {"/sampler{locality#0/total}/cpu-load", "ratio",
+        {"/sampler{" + here_instance() + "}/cpu-load", "ratio",
          "sampler thread CPU time / wall time since the last reset (share of one core)",
          counter_kind::average},
     };

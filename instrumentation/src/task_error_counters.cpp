@@ -13,7 +13,7 @@ namespace {
 class task_error_provider final : public counter_provider {
  public:
   task_error_provider() : base_(grain::detail::unread_exceptions()) {
-    infos_ = {{"/threads{locality#0/total}/count/unread-exceptions", "count",
+    infos_ = {{"/threads{" + here_instance() + "}/count/unread-exceptions", "count",
                "exceptions thrown by tasks that nobody read: their futures were dropped "
                "without get()",
                counter_kind::monotonic}};

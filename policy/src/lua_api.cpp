@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine_impl.hpp"
+#include "grain/instrumentation/counters.hpp"
 
 namespace grain::policy {
 
@@ -66,6 +67,9 @@ void open_grain_api(lua_State* L) {
   lua_newtable(L);
   luaL_setfuncs(L, log_funcs, 0);
   lua_setfield(L, -2, "log");
+  // This process's locality (MPI rank), for counter instances: "locality#" .. grain.locality.
+  lua_pushinteger(L, instrumentation::here_locality());
+  lua_setfield(L, -2, "locality");
   lua_setglobal(L, "grain");
 }
 

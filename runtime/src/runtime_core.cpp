@@ -404,6 +404,14 @@ void runtime_core::stop() {
   stopped_ = true;
   sched_->wait_quiescent();
   std::exception_ptr first;
+  for (extension* e : started_) {
+    try {
+      e->quiesce(*this);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  sched_->wait_quiescent();
   for (auto it = started_.rbegin(); it != started_.rend(); ++it) {
     try {
       (*it)->stop(*this);
@@ -420,6 +428,8 @@ void runtime_core::stop() {
   g_current.store(nullptr, std::memory_order_release);
   if (first) std::rethrow_exception(first);
 }
+
+void runtime_core::wait_quiescent() { sched_->wait_quiescent(); }
 
 unsigned runtime_core::num_workers() const noexcept {
   return sched_->num_workers();

@@ -55,6 +55,7 @@ struct alignas(cache_line) worker {
   std::uint64_t phase_start_ns = 0;
   std::uint64_t last_func_ns = 0;
   std::uint64_t callable_end_ns = 0;  // mark_callable_end(): the running task's callable returned
+  std::uint64_t next_background_ns = 0;  // busy: run the pool's background work from then on
   unsigned spawn_counter = 0;
   stat_counter spawned;           // tasks pushed through spawn() by this worker
   stat_counter finished_spawned;  // of those (from any worker), finished here

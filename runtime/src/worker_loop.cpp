@@ -2,6 +2,8 @@
 // user thread, wait when there is none (spin, yield, sleep; elastic deactivation), and the
 // worker thread's start and end. Separate from the scheduler's construction and from where
 // work comes from: this file is what a worker does with it.
+#include <algorithm>
+#include <chrono>
 #include <thread>
 
 #include "grain/clock.hpp"
@@ -20,6 +22,13 @@ thread_local worker* tls_worker = nullptr;
 
 constexpr unsigned spin_rounds = 64;
 constexpr unsigned yield_rounds = 16;
+// A busy worker runs its pool's background work (network progress) at least this often, so
+// that messages move while every worker has tasks (seed 001 §3.2: busy workers progress at a
+// bounded period, idle ones all the time).
+constexpr std::uint64_t busy_background_period_ns = 100'000;
+// With background work, an idle worker sleeps in steps of at most this long instead of
+// waiting for a wake-up: a message may arrive that only background work can see.
+constexpr std::uint64_t background_max_sleep_ns = 1'000'000;
 
 void park_free_action(void*, fiber* from) {
   worker* w = current_worker();
@@ -29,14 +38,24 @@ void park_free_action(void*, fiber* from) {
 bool run_background(worker* w) {
   pool& p = *w->home;
   if (p.background_count.load(std::memory_order_relaxed) == 0) return false;
+  // Another worker running it is enough: waiting for the lock would block a worker.
+  std::unique_lock lock(p.background_mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
   std::uint64_t t0 = now_ns();
   bool did = false;
-  {
-    std::lock_guard lock(p.background_mutex);
-    for (auto& [id, fn] : p.background) did = fn() || did;
-  }
+  for (auto& [id, fn] : p.background) did = fn() || did;
+  lock.unlock();
   w->stats->background_ns.add(now_ns() - t0);
   return did;
+}
+
+// Between tasks of a busy worker: one relaxed load while the pool has no background work.
+inline void maybe_run_background(worker* w) {
+  if (w->home->background_count.load(std::memory_order_relaxed) == 0) return;
+  const std::uint64_t now = now_ns();
+  if (now < w->next_background_ns) return;
+  w->next_background_ns = now + busy_background_period_ns;
+  run_background(w);  // its time is loop time (Σt_func), and counted as background work
 }
 
 void run_task(worker* w, task_base* t, bool from_queue) {
@@ -118,6 +137,15 @@ bool idle_wait(worker* w, task_base*& t, fiber*& f) {
       std::this_thread::yield();
       continue;
     }
+    if (p.background_count.load(std::memory_order_relaxed) != 0) {
+      // Sleep in growing steps (the longer nothing arrives, the less it costs the others on
+      // an oversubscribed machine), then look again, background work included.
+      const unsigned k = std::min(round - spin_rounds - yield_rounds, 10u);
+      const std::uint64_t ns = std::min<std::uint64_t>(1000ull << k, background_max_sleep_ns);
+      w->stats->sleeps.inc();
+      std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+      continue;
+    }
     p.sleepers.fetch_add(1, std::memory_order_seq_cst);
     std::uint32_t e = p.work_epoch.load(std::memory_order_seq_cst);
     if (find_work(w, t, f)) {
@@ -175,6 +203,7 @@ void worker_loop() {
       run_task(w, t, false);
       continue;
     }
+    maybe_run_background(w);
     // A worker above its pool's active count takes no new work (elastic pools).
     const bool active = w->index < w->home->active_target.load(std::memory_order_relaxed);
     if (!(active && find_work(w, t, f)) && !idle_wait(w, t, f)) return;

@@ -3,6 +3,7 @@
 #include "grain/async.hpp"
 #include "grain/clock.hpp"
 #include "grain/dataflow.hpp"
+#include "grain/distributed/distributed.hpp"
 #include "grain/future.hpp"
 #include "grain/knob.hpp"
 #include "grain/launch.hpp"

@@ -18,7 +18,9 @@ namespace grain {
 class runtime {
  public:
   // Command-line form: on a bad --grain: option prints the error and the valid options and
-  // exits with status 2; --grain:list-... options print and exit 0.
+  // exits with status 2; --grain:list-... options print and exit 0. Started by mpirun, the
+  // constructor returns on rank 0 only: the other ranks serve actions until rank 0's runtime
+  // ends, then the process exits with status 0 (docs/distributed.md).
   runtime(int& argc, char** argv);
   // Programmatic form (tests, embedding): throws option_error / startup_exit instead.
   explicit runtime(const std::vector<std::string>& args = {}, bool use_environment = true);
@@ -32,6 +34,7 @@ class runtime {
   void stop() { core_->stop(); }
 
  private:
+  void serve_unless_root();
   std::unique_ptr<runtime_core> core_;
 };
 

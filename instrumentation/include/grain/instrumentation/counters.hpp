@@ -57,8 +57,14 @@ std::optional<counter_name> parse_counter_name(std::string_view text);
 // '*' matches any run of characters (including '/'); everything else matches itself.
 bool glob_match(std::string_view pattern, std::string_view text) noexcept;
 
-// The instance a pattern without {instance} stands for.
-inline constexpr std::string_view default_instance = "locality#0/total";
+// The instance a pattern without {instance} stands for: this process's locality,
+// "locality#R/total" (R = the MPI rank; 0 for a program that is one locality). Set by the
+// instrumentation extension from runtime_core::locality() before any counter is named.
+std::string_view default_instance() noexcept;
+// "locality#R/" + rest for this process's locality R, e.g. here_instance("pool#default/total").
+std::string here_instance(std::string_view rest = "total");
+void set_here_locality(unsigned rank);
+unsigned here_locality() noexcept;
 
 class counter_pattern {
  public:

@@ -26,6 +26,10 @@ class extension {
   virtual void configure(const options&, runtime_core&) {}
   // Workers exist (hooks may be installed here; they see every task from the first one).
   virtual void start(runtime_core&) {}
+  // The application's own tasks are done; an extension that can bring more work into this
+  // process (parcels from other localities) waits here until no more can come. Called in
+  // start order, before any extension stops, while workers and every extension still run.
+  virtual void quiesce(runtime_core&) {}
   // The application finished (all its tasks are done) but workers still run; extensions stop
   // in reverse order of start. Writers flush here.
   virtual void stop(runtime_core&) {}

@@ -54,7 +54,17 @@ class runtime_core {
   unsigned active_workers(unsigned pool) const noexcept;
   void set_active_workers(unsigned pool, unsigned n);
 
-  unsigned locality() const noexcept { return 0; }
+  // The locality (MPI rank) this process is, and how many there are; set by the distributed
+  // extension while it configures (0 and 1 without it).
+  unsigned locality() const noexcept { return locality_; }
+  unsigned num_localities() const noexcept { return num_localities_; }
+  void set_locality(unsigned rank, unsigned count) noexcept {
+    locality_ = rank;
+    num_localities_ = count;
+  }
+  // Returns when no task is queued, running or suspended (momentarily: a task that arrives
+  // later, e.g. from the network, is not waited for).
+  void wait_quiescent();
   int bound_pu(unsigned worker) const noexcept;  // OS index of the PU, or -1 if unbound
   const topology& machine() const noexcept;
   const placement& worker_placement() const noexcept;
@@ -80,6 +90,7 @@ class runtime_core {
   std::vector<std::unique_ptr<extension>> extensions_;
   std::vector<extension*> started_;
   std::uint64_t start_ns_ = 0;
+  unsigned locality_ = 0, num_localities_ = 1;
   bool stopped_ = false;
 };
 

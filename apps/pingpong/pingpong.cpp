@@ -1,0 +1,115 @@
+// grain-pingpong: the cost of a parcel between two localities.
+//   mpirun -np 2 grain-pingpong [--round-trips=N] [--posts=N] [--bytes=B] [--reps=R]
+// round trip: rank 0 calls an action on rank 1 that returns its B-byte argument, one call at
+// a time (latency); message rate: rank 0 posts N one-way actions with a B-byte argument to
+// rank 1, which counts them; the time until rank 1 has run all of them (one call at the end
+// asks). apps/bench/mpi_pingpong.cpp does the same with plain MPI; scripts/bench-pingpong
+// runs both in one go and prints the ratios (docs/distributed.md).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "grain/grain.hpp"
+
+namespace {
+
+std::atomic<long> g_received{0};
+
+std::vector<char> bounce(std::vector<char> b) {
+  return b;
+}
+std::uint64_t bounce8(std::uint64_t x) {
+  return x;
+}
+void take(std::vector<char>) {
+  g_received.fetch_add(1);
+}
+void take8(std::uint64_t) {
+  g_received.fetch_add(1);
+}
+long received() {
+  return g_received.load();
+}
+void reset() {
+  g_received.store(0);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+long arg(int argc, char** argv, const std::string& name, long def) {
+  const std::string p = "--" + name + "=";
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind(p, 0) == 0) {
+      char* end = nullptr;
+      const long v = std::strtol(argv[i] + p.size(), &end, 10);
+      if (*end != '\0' || v < 0) {
+        std::fprintf(stderr, "grain-pingpong: bad value in %s\n", argv[i]);
+        std::exit(2);
+      }
+      return v;
+    }
+  return def;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  grain::runtime rt(argc, argv);  // ranks other than 0 serve here
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--round-trips=", 0) && a.rfind("--posts=", 0) && a.rfind("--bytes=", 0) &&
+        a.rfind("--reps=", 0)) {
+      std::fprintf(stderr,
+                   "grain-pingpong: unknown option %s (--round-trips= --posts= --bytes= --reps=)\n",
+                   argv[i]);
+      return 2;
+    }
+  }
+  const long trips = arg(argc, argv, "round-trips", 20000);
+  const long posts = arg(argc, argv, "posts", 200000);
+  const long bytes = arg(argc, argv, "bytes", 8);
+  const long reps = std::max(1L, arg(argc, argv, "reps", 5));
+  if (grain::get_num_localities() < 2) {
+    std::fprintf(stderr, "grain-pingpong: needs two localities: mpirun -np 2 grain-pingpong\n");
+    return 2;
+  }
+  const grain::locality peer(1);
+  const std::vector<char> payload(static_cast<std::size_t>(bytes), 'x');
+  for (long r = 0; r < reps; ++r) {
+    // Round trips.
+    auto t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < trips; ++i) {
+      if (bytes == 8) {
+        if (grain::async(peer, grain::action<&bounce8>{}, std::uint64_t(i)).get() !=
+            std::uint64_t(i))
+          return 1;
+      } else if (grain::async(peer, grain::action<&bounce>{}, payload).get().size() !=
+                 payload.size()) {
+        return 1;
+      }
+    }
+    const double rt_us = seconds_since(t0) / static_cast<double>(trips) * 1e6;
+    // One-way rate.
+    grain::async(peer, grain::action<&reset>{}).get();
+    t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < posts; ++i) {
+      if (bytes == 8)
+        grain::post(peer, grain::action<&take8>{}, std::uint64_t(i));
+      else
+        grain::post(peer, grain::action<&take>{}, payload);
+    }
+    while (grain::async(peer, grain::action<&received>{}).get() < posts) {
+    }
+    const double rate = static_cast<double>(posts) / seconds_since(t0);
+    std::printf("{\"system\":\"grain\",\"bytes\":%ld,\"round_trip_us\":%.3f,\"msg_rate\":%.0f}\n",
+                bytes, rt_us, rate);
+    std::fflush(stdout);
+  }
+  return 0;
+}

@@ -1,0 +1,120 @@
+#pragma once
+// Actions: functions that other localities may call. A function becomes an action by naming
+// it, grain::action<&fn>; the first use anywhere in the program registers it on every rank
+// (every rank runs the same binary, so the registration runs at start-up everywhere).
+//
+//   int square(int x) { return x * x; }
+//   grain::future<int> f = grain::async(grain::locality(1), grain::action<&square>{}, 7);
+//
+// An action's id is a 64-bit hash of its name (the function's qualified name as the compiler
+// spells it), so ids agree across ranks whatever the order of static initialisation; a
+// collision between two names is an error at start-up. A second hash over the parameter and
+// result types catches a sender and a receiver that disagree on the signature.
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include "grain/distributed/serialization.hpp"
+
+namespace grain {
+
+namespace detail {
+
+// What a registered action is to the parcel layer: run it on serialized arguments and get
+// the serialized result (throws parcel_error for undecodable arguments; an exception of the
+// function itself propagates).
+struct action_info {
+  std::string name;
+  std::uint64_t id = 0;
+  std::uint64_t signature = 0;
+  bool returns_void = false;
+  void (*invoke)(std::span<const char> args, std::vector<char>& result) = nullptr;
+};
+
+// Registers once; returns the stored entry (stable address). Aborts with a message when two
+// different names hash to the same id.
+const action_info& register_action(action_info info);
+// nullptr when no action with this id is registered in this process.
+const action_info* find_action(std::uint64_t id) noexcept;
+std::uint64_t hash_bytes(std::string_view s) noexcept;
+
+template <auto F>
+constexpr std::string_view function_name_of() {
+  // "... function_name_of() [with auto F = ns::fn; ...]" (g++) or "[F = &ns::fn]" (clang).
+  constexpr std::string_view p = __PRETTY_FUNCTION__;
+  constexpr std::size_t b0 = p.find("F = ");
+  constexpr std::string_view rest = p.substr(b0 + 4);
+  constexpr std::size_t e = rest.find_first_of(";]");
+  constexpr std::string_view n = rest.substr(0, e);
+  return n.starts_with('&') ? n.substr(1) : n;
+}
+
+template <class Sig>
+struct function_traits;
+template <class R, class... P>
+struct function_traits<R (*)(P...)> {
+  using result = R;
+  using args = std::tuple<std::decay_t<P>...>;
+};
+template <class R, class... P>
+struct function_traits<R (*)(P...) noexcept> : function_traits<R (*)(P...)> {};
+
+template <class T>
+struct apply_deserialize;
+template <class... T>
+struct apply_deserialize<std::tuple<T...>> {
+  static std::tuple<T...> from(std::span<const char> in) { return deserialize_values<T...>(in); }
+};
+
+template <auto F>
+void invoke_action(std::span<const char> in, std::vector<char>& out) {
+  using traits = function_traits<decltype(F)>;
+  auto args = apply_deserialize<typename traits::args>::from(in);
+  if constexpr (std::is_void_v<typename traits::result>) {
+    std::apply(F, std::move(args));
+  } else {
+    serialize_values(out, std::apply(F, std::move(args)));
+  }
+}
+
+template <auto F>
+std::uint64_t signature_of() {
+  using traits = function_traits<decltype(F)>;
+  return hash_bytes(std::string(typeid(typename traits::args).name()) + "->" +
+                    typeid(typename traits::result).name());
+}
+
+template <auto F>
+const action_info& action_registration() {
+  static const action_info& info = register_action(action_info{
+      std::string(function_name_of<F>()), hash_bytes(function_name_of<F>()), signature_of<F>(),
+      std::is_void_v<typename function_traits<decltype(F)>::result>, &invoke_action<F>});
+  return info;
+}
+
+}  // namespace detail
+
+// grain::action<&fn>: fn is a plain function (not a lambda or member) whose parameters and
+// result can be serialized (serialization.hpp).
+template <auto F>
+struct action {
+  static_assert(std::is_pointer_v<decltype(F)> &&
+                    std::is_function_v<std::remove_pointer_t<decltype(F)>>,
+                "grain::action<&fn>: fn must be a plain function");
+  using result_type = typename detail::function_traits<decltype(F)>::result;
+  using args_type = typename detail::function_traits<decltype(F)>::args;
+  static const detail::action_info& info() { return registered; }
+  static std::string_view name() { return info().name; }
+  // Forces the registration at start-up in every program that names the action, so that a
+  // rank which never calls it can still serve it.
+  static inline const detail::action_info& registered = detail::action_registration<F>();
+};
+
+}  // namespace grain

@@ -1,0 +1,56 @@
+// The process's table of actions (action.hpp): id -> entry, filled at start-up by every
+// grain::action<&fn> the program names.
+#include <xxhash.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+
+#include "grain/distributed/action.hpp"
+
+namespace grain::detail {
+
+namespace {
+
+struct registry {
+  std::mutex mutex;
+  std::deque<action_info> entries;  // stable addresses
+  std::unordered_map<std::uint64_t, const action_info*> by_id;
+};
+
+registry& table() {
+  static registry r;  // first use may come from another translation unit's static init
+  return r;
+}
+
+}  // namespace
+
+std::uint64_t hash_bytes(std::string_view s) noexcept {
+  return XXH3_64bits(s.data(), s.size());
+}
+
+const action_info& register_action(action_info info) {
+  registry& r = table();
+  std::lock_guard lock(r.mutex);
+  if (auto it = r.by_id.find(info.id); it != r.by_id.end()) {
+    if (it->second->name == info.name) return *it->second;
+    std::fprintf(stderr, "grain: actions '%s' and '%s' have the same id %llx; rename one\n",
+                 it->second->name.c_str(), info.name.c_str(),
+                 static_cast<unsigned long long>(info.id));
+    std::abort();
+  }
+  r.entries.push_back(std::move(info));
+  r.by_id.emplace(r.entries.back().id, &r.entries.back());
+  return r.entries.back();
+}
+
+const action_info* find_action(std::uint64_t id) noexcept {
+  registry& r = table();
+  std::lock_guard lock(r.mutex);
+  auto it = r.by_id.find(id);
+  return it == r.by_id.end() ? nullptr : it->second;
+}
+
+}  // namespace grain::detail

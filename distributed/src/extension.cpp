@@ -1,0 +1,77 @@
+// The distributed extension: joins the MPI job (when started by mpirun), makes the parcel port
+// the process's, progresses the network as background work of the default pool, registers
+// the /parcels counters, runs the end of the program across ranks, and leaves MPI last.
+#include "grain/distributed/extension.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "grain/ext/runtime_core.hpp"
+#include "grain/instrumentation/counters.hpp"
+#include "parcel_counters.hpp"
+#include "parcelport.hpp"
+
+namespace grain::distributed {
+
+namespace {
+
+class distributed_extension final : public extension {
+ public:
+  std::string name() const override { return "distributed"; }
+
+  void configure(const options&, runtime_core& rt) override {
+    std::unique_ptr<transport> t;
+    try {
+      t = make_mpi_transport();
+    } catch (const std::exception& e) {
+      throw option_error(std::string("cannot join the MPI job: ") + e.what());
+    }
+    port_ = std::make_unique<parcelport>(std::move(t));
+    if (!port_->make_current_if_none())
+      throw option_error("a distributed runtime is already running in this process");
+    rt.set_locality(port_->rank(), port_->size());
+    if (port_->distributed())
+      spdlog::debug("grain: locality#{} of {} ({})", port_->rank(), port_->size(),
+                    port_->network()->description());
+  }
+
+  void start(runtime_core& rt) override {
+    if (!port_->distributed()) return;
+    background_ = rt.add_background_work(0, [p = port_.get()] { return p->progress(); });
+    counters_ = register_parcel_counters(instrumentation::registry(), *port_);
+  }
+
+  void quiesce(runtime_core& rt) override { port_->quiesce_root(rt); }
+
+  void stop(runtime_core& rt) override {
+    if (background_ >= 0) rt.remove_background_work(background_);
+    background_ = -1;
+    for (int id : counters_) instrumentation::registry().remove(id);
+    counters_.clear();
+    port_->finalize();
+    port_->make_current(false);
+  }
+
+  ~distributed_extension() override {
+    if (port_) port_->make_current(false);
+  }
+
+ private:
+  std::unique_ptr<parcelport> port_;
+  int background_ = -1;
+  std::vector<int> counters_;
+};
+
+}  // namespace
+
+std::unique_ptr<extension> make_extension() {
+  return std::make_unique<distributed_extension>();
+}
+
+bool serve_if_not_root(runtime_core& rt) {
+  parcelport* p = parcelport::current();
+  if (!p || !p->distributed() || p->rank() == 0) return false;
+  p->serve_until_shutdown(rt);
+  return true;
+}
+
+}  // namespace grain::distributed

@@ -1,0 +1,135 @@
+// Encoding and checked decoding of messages (parcel.hpp).
+#include "parcel.hpp"
+
+#include <xxhash.h>
+
+#include <cstring>
+
+#include "grain/distributed/serialization.hpp"
+
+namespace grain::distributed {
+
+namespace {
+
+struct message_header {
+  std::uint32_t magic;
+  std::uint16_t version;
+  std::uint16_t reserved;
+  std::uint32_t parcels;
+  std::uint32_t reserved2;
+  std::uint64_t bytes;  // the whole message, this header included
+};
+
+struct parcel_header {
+  std::uint8_t kind;
+  std::uint8_t reserved[3];
+  std::uint32_t source;
+  std::uint64_t action;
+  std::uint64_t signature;
+  std::uint64_t continuation;
+  std::uint64_t payload_bytes;
+  std::uint64_t checksum;
+};
+
+template <class T>
+T load(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+}  // namespace
+
+void begin_message(std::vector<char>& out) {
+  message_header h{message_magic, wire_version, 0, 0, 0, sizeof(message_header)};
+  out.resize(sizeof h);
+  std::memcpy(out.data(), &h, sizeof h);
+}
+
+void append_parcel(std::vector<char>& out, const parcel& p) {
+  parcel_header h{};
+  h.kind = static_cast<std::uint8_t>(p.kind);
+  h.source = p.source;
+  h.action = p.action;
+  h.signature = p.signature;
+  h.continuation = p.continuation;
+  h.payload_bytes = p.payload.size();
+  h.checksum = XXH3_64bits(p.payload.data(), p.payload.size());
+  const std::size_t at = out.size();
+  out.resize(at + sizeof h + p.payload.size());
+  std::memcpy(out.data() + at, &h, sizeof h);
+  if (!p.payload.empty())
+    std::memcpy(out.data() + at + sizeof h, p.payload.data(), p.payload.size());
+  auto m = load<message_header>(out.data());
+  m.parcels += 1;
+  m.bytes = out.size();
+  std::memcpy(out.data(), &m, sizeof m);
+}
+
+std::size_t parcel_overhead() noexcept {
+  return sizeof(parcel_header);
+}
+
+std::vector<parcel_view> decode_message(std::span<const char> bytes) {
+  if (bytes.size() < sizeof(message_header))
+    throw parcel_error("message of " + std::to_string(bytes.size()) +
+                       " bytes is shorter than its header");
+  const auto m = load<message_header>(bytes.data());
+  if (m.magic != message_magic) throw parcel_error("message does not start with grain's magic");
+  if (m.version != wire_version)
+    throw parcel_error("message has wire version " + std::to_string(m.version) + ", expected " +
+                       std::to_string(wire_version));
+  if (m.bytes != bytes.size())
+    throw parcel_error("message says " + std::to_string(m.bytes) + " bytes, " +
+                       std::to_string(bytes.size()) + " arrived (truncated?)");
+  std::vector<parcel_view> out;
+  std::size_t at = sizeof(message_header);
+  for (std::uint32_t i = 0; i < m.parcels; ++i) {
+    if (bytes.size() - at < sizeof(parcel_header))
+      throw parcel_error("parcel " + std::to_string(i) + " of " + std::to_string(m.parcels) +
+                         " is cut off in its header");
+    const auto h = load<parcel_header>(bytes.data() + at);
+    at += sizeof(parcel_header);
+    if (h.kind < 1 || h.kind > 4)
+      throw parcel_error("parcel " + std::to_string(i) + " has unknown kind " +
+                         std::to_string(h.kind));
+    if (h.payload_bytes > bytes.size() - at)
+      throw parcel_error("parcel " + std::to_string(i) + " says " +
+                         std::to_string(h.payload_bytes) + " payload bytes, only " +
+                         std::to_string(bytes.size() - at) + " are left (truncated?)");
+    std::span<const char> payload = bytes.subspan(at, h.payload_bytes);
+    const bool corrupt = XXH3_64bits(payload.data(), payload.size()) != h.checksum;
+    at += h.payload_bytes;
+    out.push_back({static_cast<parcel_kind>(h.kind), h.source, h.action, h.signature,
+                   h.continuation, payload, corrupt});
+  }
+  if (at != bytes.size())
+    throw parcel_error(std::to_string(bytes.size() - at) + " bytes after the last parcel");
+  return out;
+}
+
+bool first_parcel_header(std::span<const char> bytes, parcel_view& out) noexcept {
+  if (bytes.size() < sizeof(message_header) + sizeof(parcel_header)) return false;
+  if (load<message_header>(bytes.data()).magic != message_magic) return false;
+  const auto h = load<parcel_header>(bytes.data() + sizeof(message_header));
+  if (h.kind < 1 || h.kind > 4) return false;
+  out = {
+      static_cast<parcel_kind>(h.kind), h.source, h.action, h.signature, h.continuation, {}, true};
+  return true;
+}
+
+const char* to_string(parcel_kind k) noexcept {
+  switch (k) {
+    case parcel_kind::call:
+      return "call";
+    case parcel_kind::post:
+      return "post";
+    case parcel_kind::result:
+      return "result";
+    case parcel_kind::error:
+      return "error";
+  }
+  return "?";
+}
+
+}  // namespace grain::distributed

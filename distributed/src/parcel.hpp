@@ -1,0 +1,64 @@
+#pragma once
+// The wire format of parcels and of the messages that carry them. A message is
+//   message_header { magic, version, parcel count, total bytes }
+//   then per parcel: parcel_header { kind, source, action id, signature, continuation,
+//                                    payload size, payload checksum } and the payload.
+// Everything is native byte order: every rank is the same binary on the same machine kind.
+// decode_message() checks every size against the bytes received and every payload against
+// its checksum (XXH3), so a truncated or corrupted message is an error naming what is wrong,
+// never a read past the end or an allocation of a garbage length.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace grain::distributed {
+
+enum class parcel_kind : std::uint8_t {
+  call = 1,    // run the action, send its result back to `continuation`
+  post = 2,    // run the action, nothing comes back
+  result = 3,  // the payload is the serialized result of call `continuation`
+  error = 4,   // the payload is the error message of call `continuation`
+};
+
+struct parcel {
+  parcel_kind kind = parcel_kind::post;
+  std::uint32_t source = 0;
+  std::uint64_t action = 0;
+  std::uint64_t signature = 0;
+  std::uint64_t continuation = 0;
+  std::vector<char> payload;
+};
+
+// A decoded parcel points into the message's bytes (valid while they are).
+struct parcel_view {
+  parcel_kind kind = parcel_kind::post;
+  std::uint32_t source = 0;
+  std::uint64_t action = 0;
+  std::uint64_t signature = 0;
+  std::uint64_t continuation = 0;
+  std::span<const char> payload;
+  bool corrupt = false;  // the payload fails its checksum (the header was sound)
+};
+
+inline constexpr std::uint32_t message_magic = 0x47524e31;  // "GRN1"
+inline constexpr std::uint16_t wire_version = 1;
+
+// Appends one parcel to a message being built (begin_message first).
+void begin_message(std::vector<char>& out);
+void append_parcel(std::vector<char>& out, const parcel& p);
+// Bytes of the headers around a payload of n bytes (for the byte counters).
+std::size_t parcel_overhead() noexcept;
+
+// Splits a received message into parcels; throws grain::parcel_error naming the problem
+// when the framing is broken. A parcel whose payload fails its checksum is returned marked
+// `corrupt`, so that a call can still be answered with an error.
+std::vector<parcel_view> decode_message(std::span<const char> bytes);
+
+// The header of the first parcel of a message whose framing is broken, when its bytes are
+// there (payload left empty); false otherwise.
+bool first_parcel_header(std::span<const char> bytes, parcel_view& out) noexcept;
+
+const char* to_string(parcel_kind k) noexcept;
+
+}  // namespace grain::distributed

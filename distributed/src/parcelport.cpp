@@ -1,0 +1,242 @@
+// Parcels in and out (parcelport.hpp): calls become parcels, received calls become tasks,
+// answers set the callers' futures. Refused parcels (unknown action, other signature, bad
+// payload) are logged naming the action and the ranks, answered with an error when a caller
+// waits, and the locality goes on serving.
+#include "parcelport.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+
+#include "grain/async.hpp"
+#include "grain/clock.hpp"
+
+namespace grain::distributed {
+
+namespace {
+std::atomic<parcelport*> g_current{nullptr};
+}
+
+parcelport::parcelport(std::unique_ptr<transport> t) : net_(std::move(t)) {
+  if (net_) {
+    rank_ = net_->rank();
+    size_ = net_->size();
+  }
+  deliver_ = [this](std::uint32_t s, message_tag tag, std::vector<char>&& b) {
+    on_message(s, tag, std::move(b));
+  };
+}
+
+parcelport::~parcelport() {
+  make_current(false);
+}
+
+parcelport* parcelport::current() noexcept {
+  return g_current.load(std::memory_order_acquire);
+}
+
+bool parcelport::make_current_if_none() noexcept {
+  parcelport* expected = nullptr;
+  return g_current.compare_exchange_strong(expected, this, std::memory_order_acq_rel);
+}
+
+void parcelport::make_current(bool on) noexcept {
+  parcelport* expected = on ? nullptr : this;
+  g_current.compare_exchange_strong(expected, on ? this : nullptr, std::memory_order_acq_rel);
+}
+
+void parcelport::send_parcel(std::uint32_t dest, parcel p,
+                             const std::function<void(std::vector<char>&)>& tamper) {
+  std::vector<char> msg;
+  begin_message(msg);
+  msg.reserve(msg.size() + parcel_overhead() + p.payload.size());
+  append_parcel(msg, p);
+  if (tamper) tamper(msg);
+  counts_.parcels_sent.fetch_add(1, std::memory_order_relaxed);
+  counts_.messages_sent.fetch_add(1, std::memory_order_relaxed);
+  counts_.bytes_sent.fetch_add(msg.size(), std::memory_order_relaxed);
+  net_->send(dest, message_tag::parcels, std::move(msg));
+}
+
+void parcelport::send_action(std::uint32_t dest, const detail::action_info& a,
+                             std::vector<char> args, detail::response_handler on_response,
+                             const std::function<void(std::vector<char>&)>& tamper) {
+  parcel p;
+  p.kind = on_response ? parcel_kind::call : parcel_kind::post;
+  p.source = rank_;
+  p.action = a.id;
+  p.signature = a.signature;
+  p.payload = std::move(args);
+  if (on_response) {
+    p.continuation = next_call_.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard lock(calls_mutex_);
+    calls_.emplace(p.continuation, pending_call{std::move(on_response), now_ns(), dest, &a});
+  }
+  send_parcel(dest, std::move(p), tamper);
+}
+
+bool parcelport::progress() {
+  return net_ && net_->progress(deliver_);
+}
+
+void parcelport::on_message(std::uint32_t source, message_tag tag, std::vector<char>&& bytes) {
+  if (tag == message_tag::control) {
+    control_message m;
+    if (bytes.size() != sizeof m) {
+      spdlog::error(
+          "grain: locality#{}: a control message of {} bytes from rank {} (expected "
+          "{}) was dropped",
+          rank_, bytes.size(), source, sizeof m);
+      return;
+    }
+    std::memcpy(&m, bytes.data(), sizeof m);
+    m.source = source;
+    {
+      std::lock_guard lock(control_mutex_);
+      control_.push_back(m);
+    }
+    control_cv_.notify_all();
+    return;
+  }
+  counts_.messages_received.fetch_add(1, std::memory_order_relaxed);
+  counts_.bytes_received.fetch_add(bytes.size(), std::memory_order_relaxed);
+  on_parcels(source, std::make_shared<std::vector<char>>(std::move(bytes)));
+}
+
+void parcelport::on_parcels(std::uint32_t source, std::shared_ptr<std::vector<char>> msg) {
+  std::vector<parcel_view> parcels;
+  try {
+    parcels = decode_message(*msg);
+  } catch (const parcel_error& e) {
+    counts_.errors.fetch_add(1, std::memory_order_relaxed);
+    refuse_broken_message(source, *msg, e.what());
+    return;
+  }
+  for (const parcel_view& p : parcels) {
+    counts_.parcels_received.fetch_add(1, std::memory_order_relaxed);
+    if (p.source != source) {
+      refuse(p, "it says it comes from rank " + std::to_string(p.source) + " but came from rank " +
+                    std::to_string(source));
+      continue;
+    }
+    switch (p.kind) {
+      case parcel_kind::call:
+      case parcel_kind::post: {
+        const detail::action_info* a = detail::find_action(p.action);
+        if (!a) {
+          refuse(p, "this locality has no action with id " + std::to_string(p.action) +
+                        " (a different program on each rank?)");
+        } else if (a->signature != p.signature) {
+          refuse(p, "action '" + a->name +
+                        "': the caller's argument or result types differ from this "
+                        "locality's (a different build on each rank?)");
+        } else if (p.corrupt) {
+          refuse(p, "action '" + a->name + "': the payload fails its checksum (corrupted)");
+        } else {
+          run_call(msg, p, a);
+        }
+        break;
+      }
+      case parcel_kind::result:
+      case parcel_kind::error: {
+        pending_call c;
+        {
+          std::lock_guard lock(calls_mutex_);
+          auto it = calls_.find(p.continuation);
+          if (it == calls_.end()) {
+            counts_.errors.fetch_add(1, std::memory_order_relaxed);
+            spdlog::error(
+                "grain: locality#{}: an answer from rank {} to call {}, which is not "
+                "waiting, was dropped",
+                rank_, source, p.continuation);
+            break;
+          }
+          c = std::move(it->second);
+          calls_.erase(it);
+        }
+        counts_.calls_answered.fetch_add(1, std::memory_order_relaxed);
+        counts_.latency_ns.fetch_add(now_ns() - c.sent_ns, std::memory_order_relaxed);
+        if (p.corrupt) {
+          std::string why = "the answer of action '" + c.action->name + "' from locality#" +
+                            std::to_string(source) + " fails its checksum (corrupted)";
+          c.on_response(false, why);
+        } else {
+          c.on_response(p.kind == parcel_kind::result, p.payload);
+        }
+        break;
+      }
+    }
+  }
+}
+
+void parcelport::run_call(std::shared_ptr<std::vector<char>> msg, parcel_view p,
+                          const detail::action_info* a) {
+  // The task keeps the message alive: its payload is a view into it.
+  grain::post(executor{}, annotate(a->name.c_str(), [this, msg = std::move(msg), p, a] {
+                std::vector<char> result;
+                try {
+                  a->invoke(p.payload, result);
+                } catch (const parcel_error& e) {
+                  refuse(p, "action '" + a->name + "': the arguments do not decode: " + e.what());
+                  return;
+                } catch (const std::exception& e) {
+                  if (p.kind == parcel_kind::call) {
+                    std::string what = "action '" + a->name + "' on locality#" +
+                                       std::to_string(rank_) + " threw: " + e.what();
+                    answer(p.source, p.continuation, false, {what.begin(), what.end()});
+                  } else {
+                    spdlog::warn("grain: locality#{}: action '{}' posted by rank {} threw: {}",
+                                 rank_, a->name, p.source, e.what());
+                  }
+                  return;
+                } catch (...) {
+                  std::string what = "action '" + a->name + "' on locality#" +
+                                     std::to_string(rank_) + " threw a non-std exception";
+                  if (p.kind == parcel_kind::call)
+                    answer(p.source, p.continuation, false, {what.begin(), what.end()});
+                  else
+                    spdlog::warn("grain: {} (posted by rank {})", what, p.source);
+                  return;
+                }
+                if (p.kind == parcel_kind::call)
+                  answer(p.source, p.continuation, true, std::move(result));
+              }));
+}
+
+void parcelport::answer(std::uint32_t dest, std::uint64_t continuation, bool ok,
+                        std::vector<char> payload) {
+  parcel r;
+  r.kind = ok ? parcel_kind::result : parcel_kind::error;
+  r.source = rank_;
+  r.continuation = continuation;
+  r.payload = std::move(payload);
+  send_parcel(dest, std::move(r));
+}
+
+void parcelport::refuse(const parcel_view& p, const std::string& why) {
+  counts_.errors.fetch_add(1, std::memory_order_relaxed);
+  spdlog::error("grain: locality#{}: refused a {} parcel from rank {}: {}", rank_,
+                to_string(p.kind), p.source, why);
+  if (p.kind == parcel_kind::call && p.source < size_) {
+    std::string what = "locality#" + std::to_string(rank_) + " refused the call: " + why;
+    answer(p.source, p.continuation, false, {what.begin(), what.end()});
+  }
+}
+
+}  // namespace grain::distributed
+
+namespace grain::distributed {
+
+void parcelport::refuse_broken_message(std::uint32_t source, const std::vector<char>& msg,
+                                       const std::string& why) {
+  counts_.errors.fetch_add(1, std::memory_order_relaxed);
+  spdlog::error("grain: locality#{}: a message of {} bytes from rank {} was dropped: {}", rank_,
+                msg.size(), source, why);
+  parcel_view first;
+  if (!first_parcel_header(msg, first) || first.kind != parcel_kind::call || first.source != source)
+    return;
+  std::string what = "locality#" + std::to_string(rank_) + " dropped the message: " + why;
+  answer(source, first.continuation, false, {what.begin(), what.end()});
+}
+
+}  // namespace grain::distributed

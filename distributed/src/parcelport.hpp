@@ -1,0 +1,115 @@
+#pragma once
+// The parcel port: turns action calls into parcels and received parcels into tasks, answers
+// calls, matches answers to the callers' futures, counts what it moves (the /parcels
+// counters) and runs the end of the program across ranks (termination.cpp). One per process
+// while a runtime runs; without a transport (no mpirun) the program is one locality and only
+// local calls exist.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "grain/distributed/remote_async.hpp"
+#include "parcel.hpp"
+#include "transport.hpp"
+
+namespace grain {
+class runtime_core;
+}
+
+namespace grain::distributed {
+
+struct parcel_counts {
+  std::atomic<std::uint64_t> parcels_sent{0}, parcels_received{0};
+  std::atomic<std::uint64_t> bytes_sent{0}, bytes_received{0};
+  std::atomic<std::uint64_t> messages_sent{0}, messages_received{0};
+  std::atomic<std::uint64_t> calls_answered{0}, latency_ns{0};  // round trips of calls
+  std::atomic<std::uint64_t> errors{0};  // parcels refused (unknown action, bad payload, ...)
+};
+
+// A control message of the termination protocol (termination.cpp).
+struct control_message {
+  std::uint32_t type = 0;  // control_type
+  std::uint32_t wave = 0;
+  std::uint64_t sent = 0, received = 0;
+  std::uint32_t source = 0;
+};
+enum control_type : std::uint32_t { count_request = 1, count_reply = 2, shutdown = 3 };
+
+class parcelport {
+ public:
+  explicit parcelport(std::unique_ptr<transport> t);
+  ~parcelport();
+  parcelport(const parcelport&) = delete;
+  parcelport& operator=(const parcelport&) = delete;
+
+  static parcelport* current() noexcept;
+  // Becomes the process's parcel port unless another one is; false then.
+  bool make_current_if_none() noexcept;
+  void make_current(bool on) noexcept;
+
+  std::uint32_t rank() const noexcept { return rank_; }
+  std::uint32_t size() const noexcept { return size_; }
+  bool distributed() const noexcept { return net_ != nullptr && size_ > 1; }
+  const transport* network() const noexcept { return net_.get(); }
+
+  // `tamper`, when given, changes the encoded message before it is sent (testing.hpp: the
+  // fault tests send what a broken or different program would).
+  void send_action(std::uint32_t dest, const detail::action_info& a, std::vector<char> args,
+                   detail::response_handler on_response,
+                   const std::function<void(std::vector<char>&)>& tamper = {});
+  // Background work: moves messages, dispatches what arrived. True when anything moved.
+  bool progress();
+
+  // The end of the program (termination.cpp). Rank 0, after main's work is done: waits until
+  // no parcel is in flight anywhere, then tells every rank to stop. The others: serve until
+  // told so.
+  void quiesce_root(runtime_core& rt);
+  void serve_until_shutdown(runtime_core& rt);
+  // Completes sends and shuts the network down (every rank).
+  void finalize();
+
+  const parcel_counts& counts() const noexcept { return counts_; }
+
+ private:
+  void on_message(std::uint32_t source, message_tag tag, std::vector<char>&& bytes);
+  void on_parcels(std::uint32_t source, std::shared_ptr<std::vector<char>> bytes);
+  void run_call(std::shared_ptr<std::vector<char>> msg, parcel_view p,
+                const detail::action_info* a);
+  void answer(std::uint32_t dest, std::uint64_t continuation, bool ok, std::vector<char> payload);
+  void refuse(const parcel_view& p, const std::string& why);
+  void send_parcel(std::uint32_t dest, parcel p,
+                   const std::function<void(std::vector<char>&)>& tamper = {});
+  // A message that did not decode: answer the call in its first parcel if that much is
+  // readable, so that its caller gets an error instead of waiting for ever.
+  void refuse_broken_message(std::uint32_t source, const std::vector<char>& msg,
+                             const std::string& why);
+  void send_control(std::uint32_t dest, control_message m);
+  // Waits for the next control message, progressing the network meanwhile.
+  control_message next_control();
+
+  struct pending_call {
+    detail::response_handler on_response;
+    std::uint64_t sent_ns = 0;
+    std::uint32_t dest = 0;
+    const detail::action_info* action = nullptr;
+  };
+
+  std::unique_ptr<transport> net_;
+  std::uint32_t rank_ = 0, size_ = 1;
+  parcel_counts counts_;
+  std::mutex calls_mutex_;
+  std::unordered_map<std::uint64_t, pending_call> calls_;
+  std::atomic<std::uint64_t> next_call_{1};
+  std::mutex control_mutex_;
+  std::condition_variable control_cv_;
+  std::deque<control_message> control_;
+  transport::receiver deliver_;
+};
+
+}  // namespace grain::distributed

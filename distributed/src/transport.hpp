@@ -1,0 +1,42 @@
+#pragma once
+// What the parcel layer needs from a network: ranks, non-blocking sends of whole messages,
+// and a progress call that completes sends and hands over received messages. The MPI
+// implementation (mpi_transport.cpp) is the only one; without mpirun there is none and the
+// program is one locality.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace grain::distributed {
+
+enum class message_tag : int { parcels = 1, control = 2 };
+
+class transport {
+ public:
+  using receiver = std::function<void(std::uint32_t source, message_tag, std::vector<char>&&)>;
+  virtual ~transport() = default;
+  virtual std::uint32_t rank() const noexcept = 0;
+  virtual std::uint32_t size() const noexcept = 0;
+  // Queues the message and starts it when no other thread is in the network; never waits
+  // for the network.
+  virtual void send(std::uint32_t dest, message_tag tag, std::vector<char> bytes) = 0;
+  // Starts queued sends, completes finished ones, receives what has arrived and hands each
+  // message to `r` (outside the network lock). Returns true when anything moved. A thread
+  // that finds another one progressing returns false at once.
+  virtual bool progress(const receiver& r) = 0;
+  // Sends queued or in flight.
+  virtual std::size_t sends_pending() const noexcept = 0;
+  // Completes every send (blocking) and shuts the network down (MPI_Finalize when grain
+  // initialised MPI). Collective: every rank calls it.
+  virtual void finalize() = 0;
+  // The MPI thread level in words, for the log and docs.
+  virtual const char* description() const noexcept = 0;
+};
+
+// The MPI transport when the process was started by mpirun (or MPI is already initialised);
+// nullptr otherwise, and in a build without MPI. Throws std::runtime_error when MPI cannot
+// give what grain needs (thread level).
+std::unique_ptr<transport> make_mpi_transport();
+
+}  // namespace grain::distributed

@@ -1,0 +1,38 @@
+#pragma once
+// Actions the distributed tests call on other localities.
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "grain/grain.hpp"
+
+namespace grain::test::dist {
+
+struct point {
+  double x = 0, y = 0;
+  std::string label;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(x, y, label);
+  }
+};
+
+int square(int x);
+std::uint32_t where();
+std::string shout(const std::string& s);
+std::vector<double> scale(std::vector<double> v, double f);
+point mirror(point p);
+std::uint64_t checksum(const std::vector<char>& bytes);
+std::vector<char> echo(std::vector<char> bytes);
+int fail(int code);
+void bump(int by);
+long bumped();
+long relay(std::uint32_t to, int x);
+void slow_post(int ms, int marker);
+int markers();
+long sum_over_all(int depth);
+int die_here(int after_ms);
+
+}  // namespace grain::test::dist
