@@ -151,4 +151,23 @@ TEST_F(Seed002Apps, AlignmentRefusesBadInput) {
   for (const auto& f : {bad, one, headless}) std::filesystem::remove(f);
 }
 
+// The std drop-in benchmark: every mode finishes with every meal eaten (exit 1 otherwise), on
+// one worker too, where spinning thinkers hold the only worker.
+TEST_F(Seed002Apps, PhilosophersEatEveryMealInEveryMode) {
+  if (!std::filesystem::exists(program("bench-philosophers")))
+    GTEST_SKIP() << "bench-philosophers is not built";
+  for (const char* mode : {"threads-spin", "threads-sleep", "grain-spin", "grain-sleep"})
+    for (const char* threads : {"1", "2"}) {
+      const auto r = run("bench-philosophers", std::string("--mode=") + mode +
+                                                   " --meals=3 --eat-us=100 --think-us=100 "
+                                                   "--grain:threads=" +
+                                                   threads);
+      EXPECT_EQ(r.status, 0) << mode << "\n" << r.output;
+      EXPECT_TRUE(contains(r.output, "\"meals\":15,")) << r.output;
+    }
+  const auto r = run("bench-philosophers", "--mode=fibers");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "bad argument '--mode=fibers'")) << r.output;
+}
+
 }  // namespace
