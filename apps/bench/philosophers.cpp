@@ -58,6 +58,7 @@ long with_threads(const options& o, Wait wait) {
   std::vector<std::mutex> forks(static_cast<std::size_t>(o.philosophers));
   std::atomic<long> eaten{0};
   std::vector<std::thread> t;
+  t.reserve(static_cast<std::size_t>(o.philosophers));
   for (int p = 0; p < o.philosophers; ++p)
     t.emplace_back([&, p] { dine(p, o, forks, eaten, wait); });
   for (auto& x : t) x.join();
@@ -69,6 +70,7 @@ long with_tasks(const options& o, Wait wait) {
   std::vector<grain::mutex> forks(static_cast<std::size_t>(o.philosophers));
   std::atomic<long> eaten{0};
   std::vector<grain::future<void>> t;
+  t.reserve(static_cast<std::size_t>(o.philosophers));
   for (int p = 0; p < o.philosophers; ++p)
     t.push_back(grain::async(grain::launch::async, [&, p] { dine(p, o, forks, eaten, wait); }));
   for (auto& x : t) x.get();

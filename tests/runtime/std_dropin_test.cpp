@@ -41,6 +41,7 @@ GRAIN_NOINLINE long big_frame(int depth) {
     std::array<NS::mutex, philosophers> forks;                              \
     std::atomic<long> eaten{0};                                             \
     std::vector<NS::future<long>> table;                                    \
+    table.reserve(philosophers);                                            \
     for (int p = 0; p < philosophers; ++p)                                  \
       table.push_back(NS::async(NS::launch::async, [&, p] {                 \
         long frames = big_frame(3);                                         \
@@ -63,7 +64,7 @@ TEST(StdDropIn, DiningPhilosophersWithLargeFramesGiveTheSameResult) {
   auto rt = start_runtime({"--grain:threads=2"});
   const long with_std = DINING_PROGRAM(std);
   const long with_grain = DINING_PROGRAM(grain);
-  EXPECT_EQ(with_std, 5 * 12 * 1000 + 5 * big_frame(3));
+  EXPECT_EQ(with_std, 5L * 12 * 1000 + 5 * big_frame(3));
   EXPECT_EQ(with_grain, with_std);
 }
 
