@@ -109,6 +109,7 @@ int main(int argc, char** argv) {
     expected = {sample->nodes, sample->leaves, sample->depth};
   else
     expected = uts::count_serial(t, t.root());
+  grain::counters::reset();  // the counters describe the parallel runs, not the reference
   for (int r = 0; r < o.repeat; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     const uts::counts c = grain::async([&t] { return search(t, t.root()); }).get();
