@@ -16,6 +16,7 @@
 #include "grain/parallel/algorithms.hpp"
 #include "grain/runtime.hpp"
 #include "grain/this_task.hpp"
+#include "grain/this_thread.hpp"
 #include "grain/when_all.hpp"
 #if __has_include("grain/instrumentation/app.hpp")
 #include "grain/instrumentation/app.hpp"
