@@ -358,6 +358,12 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
         if (runtime_core::current() == this)
           sched_->set_active_workers(p, static_cast<unsigned>(v));
       });
+      if (&pool != &sched_->default_pool())
+        detail::define_pool_share_knob(pool, sched_->default_pool())
+            .on_change([this, p](double, double v) {
+              if (runtime_core::current() == this)
+                sched_->set_pool_share(p, static_cast<unsigned>(v));
+            });
       pool_info info;
       info.name = pool.name;
       for (auto* w : pool.workers) info.workers.push_back(w->id);
@@ -430,7 +436,7 @@ const std::vector<pool_info>& runtime_core::pools() const noexcept {
 }
 
 unsigned runtime_core::pool_of(unsigned worker) const noexcept {
-  return sched_->worker_at(worker).home->index;
+  return sched_->worker_at(worker).pool_now.load(std::memory_order_relaxed);
 }
 
 int runtime_core::pool_index(std::string_view name) const noexcept {

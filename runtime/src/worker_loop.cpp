@@ -76,6 +76,7 @@ void deactivate(worker* w) {
   for (;;) {
     std::uint32_t e = p.config_epoch.load(std::memory_order_acquire);
     if (w->index < p.active_target.load(std::memory_order_acquire) ||
+        w->move_to.load(std::memory_order_acquire) != 0 ||
         w->sched->stopping().load(std::memory_order_acquire))
       break;
     p.config_epoch.wait(e, std::memory_order_acquire);
@@ -91,11 +92,12 @@ bool idle_wait(worker* w, task_base*& t, fiber*& f) {
   account_func(w, idle_start);
   w->stats->idle_since_ns.set(idle_start);
   if (auto h = hook(&runtime_hooks::idle_begin)) h(w->id, idle_start);
-  pool& p = *w->home;
   scheduler& s = *w->sched;
   bool found = false;
   for (unsigned round = 0;; ++round) {
     if (s.stopping().load(std::memory_order_acquire)) break;
+    if (w->move_to.load(std::memory_order_acquire) != 0) migrate(w);  // pool.<name>.share
+    pool& p = *w->home;
     if (w->index >= p.active_target.load(std::memory_order_acquire)) {
       deactivate(w);
       idle_start = w->stats->idle_since_ns.get();
@@ -126,7 +128,8 @@ bool idle_wait(worker* w, task_base*& t, fiber*& f) {
       break;
     }
     if (!s.stopping().load(std::memory_order_acquire) &&
-        w->index < p.active_target.load(std::memory_order_acquire)) {
+        w->index < p.active_target.load(std::memory_order_acquire) &&
+        w->move_to.load(std::memory_order_acquire) == 0) {
       w->stats->sleeps.inc();
       p.work_epoch.wait(e, std::memory_order_acquire);
     }
@@ -139,7 +142,8 @@ bool idle_wait(worker* w, task_base*& t, fiber*& f) {
   account_func(w, ts);
   if (auto h = hook(&runtime_hooks::idle_end)) h(w->id, ts);
   // Chain wake-up: a woken worker that found work wakes the next sleeper if more is queued.
-  if (found && p.sleepers.load(std::memory_order_relaxed) > 0 && pool_has_queued_work(p))
+  pool& p = *w->home;
+  if (found && p.sleepers.load(std::memory_order_relaxed) > 0 && pool_has_queued_work(s, p))
     notify_work(p);
   return found;
 }
@@ -175,6 +179,7 @@ void worker_loop() {
       run_task(w, t, false);
       continue;
     }
+    if (w->move_to.load(std::memory_order_relaxed) != 0) migrate(w);  // pool.<name>.share
     // A worker above its pool's active count takes no new work (elastic pools).
     const bool active = w->index < w->home->active_target.load(std::memory_order_relaxed);
     if (!(active && find_work(w, t, f)) && !idle_wait(w, t, f)) return;
