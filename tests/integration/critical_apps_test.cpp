@@ -104,6 +104,17 @@ TEST_F(CriticalApps, MergesortSortsTinyAndOddSizes) {
     }
 }
 
+// The policy that moves workers between the pools (policies-lua/critical_pool.lua) on a real
+// program: whatever it decides while the sort runs, the result stays right.
+TEST_F(CriticalApps, MergesortStaysRightWhileThePolicyMovesWorkers) {
+  auto r = run("grain-mergesort",
+               "--n=2000000 --leaf=2000 --repeat=3 --critical=merge --grain:threads=4 "
+               "--grain:oversubscribe --grain:pools=critical:1 --grain:sample-interval=2 "
+               "--grain:policy=" GRAIN_SOURCE_DIR "/policies-lua/critical_pool.lua");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "verified")) << r.output;
+}
+
 TEST_F(CriticalApps, MergesortRefusesBadOptions) {
   for (const char* bad :
        {"--input=zigzag", "--leaf=0", "--n=-1", "--critical=quick", "--repeat=0", "--x"}) {
