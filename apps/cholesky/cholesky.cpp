@@ -3,7 +3,7 @@
 // on the critical pool (or at high priority), the residual checked, and with --peer one call
 // of OpenBLAS's threaded dpotrf on the whole matrix in the same run (threads = workers), after
 // the tiled runs.
-//   grain-cholesky [--n=2048] [--b=256] [--critical=none|potrf,trsm,syrk,gemm]
+//   grain-cholesky [--n=2048] [--b=256] [--critical=none|auto|potrf,trsm,syrk,gemm]
 //                  [--critical-via=pool|priority] [--repeat=R] [--peer] [--check=on|off]
 //                  [--grain:pools=critical:C] [--grain:...]
 #include <chrono>
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "grain-cholesky: %s\n"
-        "usage: grain-cholesky [--n=2048] [--b=256] [--critical=none|potrf,trsm,syrk,gemm]\n"
+        "usage: grain-cholesky [--n=2048] [--b=256] [--critical=none|auto|potrf,trsm,syrk,gemm]\n"
         "                      [--critical-via=pool|priority] [--repeat=R] [--peer]\n"
         "                      [--check=on|off] [--grain:pools=critical:C] [--grain:...]\n",
         e.what());

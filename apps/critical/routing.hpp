@@ -3,7 +3,9 @@
 // the pool "critical" (--critical-via=pool, the seed's decoupled pools) or run at high
 // priority in the default pool (--critical-via=priority, the alternative the seed compares
 // with OpenMP's task priorities); every other task goes to the default pool at normal
-// priority. Shared by grain-cholesky and grain-mergesort, header-only.
+// priority. --critical=auto leaves the choice to the runtime (--grain:critical=auto): every
+// task is launched without a pool and the runtime routes it by kind. Shared by grain-cholesky
+// and grain-mergesort, header-only.
 #include <algorithm>
 #include <set>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "grain/detail/critical_tracking.hpp"
 #include "grain/grain.hpp"
 
 namespace critical {
@@ -27,14 +30,16 @@ class routing {
   // naming the known kinds for anything else.
   void parse_kinds(const std::string& list, const std::vector<std::string>& known) {
     kinds_.clear();
-    if (list == "none") return;
+    auto_ = list == "auto";
+    if (list == "none" || auto_) return;
     std::stringstream in(list);
     std::string k;
     while (std::getline(in, k, ',')) {
       if (std::find(known.begin(), known.end(), k) == known.end()) {
         std::string all;
         for (const auto& n : known) all += (all.empty() ? "" : ",") + n;
-        throw std::invalid_argument("unknown task kind '" + k + "' (known: " + all + ", none)");
+        throw std::invalid_argument("unknown task kind '" + k + "' (known: " + all +
+                                    ", or none, auto)");
       }
       kinds_.insert(k);
     }
@@ -53,6 +58,13 @@ class routing {
   // Resolves the executors in the running runtime: with critical kinds routed to a pool, that
   // pool must exist (the executor's constructor throws, naming the pools, when it does not).
   void resolve() {
+    if (auto_) {
+      if (!grain::detail::critical_tracking_on())
+        throw std::invalid_argument(
+            "--critical=auto needs --grain:critical=auto (and --grain:pools=critical:N)");
+      critical_ = other_ = grain::executor{};  // no pool: the runtime routes by kind
+      return;
+    }
     other_ = grain::executor("default");
     if (kinds_.empty())
       critical_ = other_;
@@ -69,6 +81,10 @@ class routing {
 
   // "potrf,trsm via pool", "none": how the run was set up, for the report line.
   std::string describe() const {
+    if (auto_) {
+      const std::string found = grain::detail::critical_kinds();
+      return "auto (found " + (found.empty() ? std::string("nothing yet") : found) + ")";
+    }
     if (kinds_.empty()) return "none";
     std::string s;
     for (const auto& k : kinds_) s += (s.empty() ? "" : ",") + k;
@@ -77,6 +93,7 @@ class routing {
 
  private:
   std::set<std::string> kinds_;
+  bool auto_ = false;
   via via_ = via::pool;
   grain::executor critical_, other_;
 };

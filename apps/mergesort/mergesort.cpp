@@ -2,8 +2,10 @@
 // task kinds (the merges in the seed) on the critical pool or at high priority; every run is
 // verified: sorted, and a permutation of the input (equal to std::sort of a copy).
 //   grain-mergesort [--n=10000000] [--leaf=20000] [--input=random|sorted|reverse|equal|few|
-//                   organ|sawtooth] [--seed=1] [--critical=none|merge,split,sort]
-//                   [--critical-via=pool|priority] [--repeat=R] [--grain:pools=critical:C]
+//                   organ|sawtooth] [--seed=1] [--critical=none|auto|merge,split,sort]
+//                   [--critical-via=pool|priority] [--form=listing|dataflow] [--repeat=R]
+//                   [--grain:pools=critical:C]
+// --form=dataflow: the merges as dataflow on their halves (what --critical=auto needs).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,6 +27,7 @@ struct options {
   std::string critical = "none";
   std::string via = "pool";
   int repeat = 1;
+  bool dataflow = false;  // --form=dataflow
 };
 
 long to_long(const std::string& arg, const std::string& v, long lo, long hi) {
@@ -57,6 +60,8 @@ options parse(int argc, char** argv) {
       o.via = val;
     else if (key == "--repeat")
       o.repeat = static_cast<int>(to_long(a, val, 1, 1000));
+    else if (key == "--form" && (val == "listing" || val == "dataflow"))
+      o.dataflow = val == "dataflow";
     else
       throw std::invalid_argument("unknown option '" + a + "'");
   }
@@ -90,8 +95,9 @@ int main(int argc, char** argv) {
         "grain-mergesort: %s\n"
         "usage: grain-mergesort [--n=10000000] [--leaf=20000] [--input=random|sorted|"
         "reverse|equal|few|organ|sawtooth]\n"
-        "                       [--seed=1] [--critical=none|merge,split,sort]\n"
-        "                       [--critical-via=pool|priority] [--repeat=R] [--grain:...]\n",
+        "                       [--seed=1] [--critical=none|auto|merge,split,sort]\n"
+        "                       [--critical-via=pool|priority] [--form=listing|dataflow]\n"
+        "                       [--repeat=R] [--grain:...]\n",
         e.what());
     return 2;
   }
@@ -100,7 +106,10 @@ int main(int argc, char** argv) {
   for (int r = 0; r < o.repeat; ++r) {
     std::vector<int> v = input;
     const auto t0 = std::chrono::steady_clock::now();
-    mergesort::parallel_sort(v, static_cast<std::size_t>(o.leaf), route);
+    if (o.dataflow)
+      mergesort::dataflow_sort(v, static_cast<std::size_t>(o.leaf), route);
+    else
+      mergesort::parallel_sort(v, static_cast<std::size_t>(o.leaf), route);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (v != expected) {
       const bool sorted = std::is_sorted(v.begin(), v.end());
@@ -109,10 +118,10 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf(
-        "mergesort(n=%ld, leaf=%ld, input=%s) in %.4f s on %u workers (pools %s); critical %s; "
-        "verified\n",
-        o.n, o.leaf, o.input.c_str(), s, rt.num_workers(), pools_line(rt).c_str(),
-        route.describe().c_str());
+        "mergesort(n=%ld, leaf=%ld, input=%s, %s) in %.4f s on %u workers (pools %s); "
+        "critical %s; verified\n",
+        o.n, o.leaf, o.input.c_str(), o.dataflow ? "dataflow" : "listing", s, rt.num_workers(),
+        pools_line(rt).c_str(), route.describe().c_str());
   }
   std::fflush(stdout);
   return 0;

@@ -54,7 +54,35 @@ grain::future<void> launch(const context& c, std::size_t lo, std::size_t hi) {
                       grain::annotate("split", split_task{&c, lo, hi}));
 }
 
+struct merge_after {
+  const context* c;
+  std::size_t lo, mid, hi;
+  void operator()(grain::future<void> left, grain::future<void> right) const {
+    left.get();
+    right.get();
+    merge_task{c, lo, mid, hi}();
+  }
+};
+
+grain::future<void> build(const context& c, std::size_t lo, std::size_t hi) {
+  if (hi - lo <= c.leaf)
+    return grain::async(c.route->executor_for("sort"),
+                        grain::annotate("sort", sort_task{&c, lo, hi}));
+  const std::size_t mid = lo + (hi - lo) / 2;
+  auto left = build(c, lo, mid);
+  auto right = build(c, mid, hi);
+  return grain::dataflow(c.route->executor_for("merge"),
+                         grain::annotate("merge", merge_after{&c, lo, mid, hi}), std::move(left),
+                         std::move(right));
+}
+
 }  // namespace
+
+void dataflow_sort(std::vector<int>& v, std::size_t leaf, const critical::routing& route) {
+  std::vector<int> tmp(v.size());
+  const context c{v.data(), tmp.data(), std::max<std::size_t>(leaf, 1), &route};
+  build(c, 0, v.size()).get();
+}
 
 void parallel_sort(std::vector<int>& v, std::size_t leaf, const critical::routing& route) {
   std::vector<int> tmp(v.size());

@@ -21,4 +21,9 @@ inline const std::vector<std::string>& kinds() {
 // Sorts v (ascending) with leaves of at most `leaf` elements.
 void parallel_sort(std::vector<int>& v, std::size_t leaf, const critical::routing& route);
 
+// The same sort as a dataflow graph: the caller splits the ranges (index arithmetic, no
+// tasks), leaves are "sort" tasks, each "merge" a grain::dataflow on its halves' futures. The
+// dependencies are what --grain:critical=auto sees (the listing's blocking waits are not).
+void dataflow_sort(std::vector<int>& v, std::size_t leaf, const critical::routing& route);
+
 }  // namespace mergesort

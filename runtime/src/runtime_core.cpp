@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "adaptive_inlining.hpp"
+#include "critical_auto.hpp"
 #include "grain/clock.hpp"
 #include "scheduler.hpp"
 #include "scheduler_knobs.hpp"
@@ -295,6 +296,7 @@ std::vector<option_spec> core_option_specs() {
       {"version", "print grain's version and exit", false, false, ""},
   };
   for (auto& s : detail::inlining_option_specs()) specs.push_back(s);
+  for (auto& s : detail::critical_option_specs()) specs.push_back(s);
   return specs;
 }
 
@@ -352,6 +354,7 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
   try {
     detail::start_inlining(opts_, *topo_, cfg.stack_size);  // before any scheduler exists
     sched_ = std::make_unique<detail::scheduler>(cfg, *topo_);
+    detail::start_critical_auto(opts_, *sched_);  // before workers spawn anything
     for (unsigned p = 0; p < sched_->num_pools(); ++p) {
       auto& pool = sched_->pool_at(p);
       detail::define_pool_workers_knob(pool).on_change([this, p](double, double v) {
@@ -384,6 +387,7 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
       }
     }
     started_.clear();
+    detail::stop_critical_auto();
     detail::stop_inlining();
     g_current.store(nullptr);
     throw;
@@ -422,6 +426,7 @@ void runtime_core::stop() {
   uninstall_signal_handling();
   sched_->wait_quiescent();
   sched_->stop();
+  detail::stop_critical_auto();
   detail::stop_inlining();
   g_current.store(nullptr, std::memory_order_release);
   if (first) std::rethrow_exception(first);

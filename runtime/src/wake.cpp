@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "grain/clock.hpp"
+#include "grain/detail/critical_tracking.hpp"
 
 namespace grain::detail {
 
@@ -27,6 +28,8 @@ void inject_fiber(pool& p, fiber* f) {
 }
 
 void scheduler::spawn_external(task_base* t) {
+  if (GRAIN_UNLIKELY(critical_tracking_on()) && t->pool < 0)
+    t->pool = static_cast<std::int16_t>(critical_route(t->info.name));
   pool& p = t->pool < 0 ? default_pool() : *pools_.at(static_cast<unsigned>(t->pool));
   t->pool = static_cast<std::int16_t>(p.index);
 #if GRAIN_TIMING

@@ -115,9 +115,37 @@ TEST_F(CriticalApps, MergesortStaysRightWhileThePolicyMovesWorkers) {
   EXPECT_TRUE(contains(r.output, "verified")) << r.output;
 }
 
+TEST_F(CriticalApps, MergesortDataflowFormSortsAdversarialInputs) {
+  for (const char* input : {"random", "sorted", "reverse", "equal", "few", "organ", "sawtooth"}) {
+    auto r = run("grain-mergesort", std::string("--form=dataflow --n=100003 --leaf=997 --input=") +
+                                        input + " --critical=merge " + placements[1]);
+    EXPECT_EQ(r.status, 0) << input << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, "dataflow) in")) << r.output;
+    EXPECT_TRUE(contains(r.output, "verified")) << r.output;
+  }
+}
+
+// --grain:critical=auto on the applications: the runtime finds the critical kinds and the
+// results stay right; merge sort's longest path is a leaf and its chain of merges.
+TEST_F(CriticalApps, AutoDetectedCriticalTasksKeepResultsRight) {
+  const std::string autoflags =
+      " --critical=auto --grain:threads=2 --grain:pools=critical:1 --grain:critical=auto"
+      " --grain:critical-window=5";
+  auto c = run("grain-cholesky", "--n=512 --b=64 --repeat=3" + autoflags);
+  EXPECT_EQ(c.status, 0) << c.output;
+  EXPECT_TRUE(contains(c.output, "critical auto (found ")) << c.output;
+  auto m = run("grain-mergesort", "--form=dataflow --n=2000000 --leaf=5000 --repeat=3" + autoflags);
+  EXPECT_EQ(m.status, 0) << m.output;
+  EXPECT_TRUE(contains(m.output, "critical auto (found merge)")) << m.output;
+  // Without the runtime's detection the apps refuse --critical=auto.
+  auto r = run("grain-mergesort", "--critical=auto --grain:threads=2");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "needs --grain:critical=auto")) << r.output;
+}
+
 TEST_F(CriticalApps, MergesortRefusesBadOptions) {
-  for (const char* bad :
-       {"--input=zigzag", "--leaf=0", "--n=-1", "--critical=quick", "--repeat=0", "--x"}) {
+  for (const char* bad : {"--input=zigzag", "--leaf=0", "--n=-1", "--critical=quick", "--repeat=0",
+                          "--x", "--form=tree"}) {
     auto r = run("grain-mergesort", std::string(bad) + " --grain:threads=2");
     EXPECT_EQ(r.status, 2) << bad << "\n" << r.output;
     EXPECT_TRUE(contains(r.output, "usage: grain-mergesort")) << r.output;
