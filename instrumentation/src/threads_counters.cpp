@@ -25,6 +25,10 @@ enum class formula : std::uint8_t {
   stolen_to,
   wait_staged,
   wait_pending,
+  wait_staged_sum,
+  wait_staged_count,
+  wait_pending_sum,
+  wait_pending_count,
   background_time,
   background_overhead,
   network_overhead,
@@ -103,6 +107,16 @@ constexpr metric metrics[] = {
      "average time a task waited between creation and its first run"},
     {"wait-time/pending", "ns", avg, formula::wait_pending, all_scopes,
      "average time a user thread waited between becoming ready and resuming"},
+    // The sums behind the two averages, so a policy can take the average over its own window
+    // (Δsum / Δcount) instead of since the start (policies-lua/critical_pool.lua).
+    {"wait-time/staged-sum", "ns", mono, formula::wait_staged_sum, all_scopes,
+     "total time the measured tasks waited between creation and their first run"},
+    {"wait-time/staged-count", "count", mono, formula::wait_staged_count, all_scopes,
+     "tasks whose staged wait was measured"},
+    {"wait-time/pending-sum", "ns", mono, formula::wait_pending_sum, all_scopes,
+     "total time user threads waited between becoming ready and resuming"},
+    {"wait-time/pending-count", "count", mono, formula::wait_pending_count, all_scopes,
+     "resumptions whose pending wait was measured"},
     {"time/background-work", "ns", mono, formula::background_time, all_scopes,
      "time spent in background work (network progress, collectives)"},
     {"background-overhead", "ratio", avg, formula::background_overhead, all_scopes,
@@ -370,6 +384,14 @@ class threads_provider final : public counter_provider {
         return ratio(static_cast<double>(d.staged_wait_ns), d.staged_wait_count);
       case formula::wait_pending:
         return ratio(static_cast<double>(d.pending_wait_ns), d.pending_wait_count);
+      case formula::wait_staged_sum:
+        return count(d.staged_wait_ns);
+      case formula::wait_staged_count:
+        return count(d.staged_wait_count);
+      case formula::wait_pending_sum:
+        return count(d.pending_wait_ns);
+      case formula::wait_pending_count:
+        return count(d.pending_wait_count);
       case formula::background_time:
         return count(d.background_ns);
       case formula::background_overhead:

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "adaptive_inlining.hpp"
+#include "critical_auto.hpp"
 #include "grain/clock.hpp"
 #include "scheduler.hpp"
 #include "scheduler_knobs.hpp"
@@ -295,6 +296,7 @@ std::vector<option_spec> core_option_specs() {
       {"version", "print grain's version and exit", false, false, ""},
   };
   for (auto& s : detail::inlining_option_specs()) specs.push_back(s);
+  for (auto& s : detail::critical_option_specs()) specs.push_back(s);
   return specs;
 }
 
@@ -352,12 +354,19 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
   try {
     detail::start_inlining(opts_, *topo_, cfg.stack_size);  // before any scheduler exists
     sched_ = std::make_unique<detail::scheduler>(cfg, *topo_);
+    detail::start_critical_auto(opts_, *sched_);  // before workers spawn anything
     for (unsigned p = 0; p < sched_->num_pools(); ++p) {
       auto& pool = sched_->pool_at(p);
       detail::define_pool_workers_knob(pool).on_change([this, p](double, double v) {
         if (runtime_core::current() == this)
           sched_->set_active_workers(p, static_cast<unsigned>(v));
       });
+      if (&pool != &sched_->default_pool())
+        detail::define_pool_share_knob(pool, sched_->default_pool())
+            .on_change([this, p](double, double v) {
+              if (runtime_core::current() == this)
+                sched_->set_pool_share(p, static_cast<unsigned>(v));
+            });
       pool_info info;
       info.name = pool.name;
       for (auto* w : pool.workers) info.workers.push_back(w->id);
@@ -378,6 +387,7 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
       }
     }
     started_.clear();
+    detail::stop_critical_auto();
     detail::stop_inlining();
     g_current.store(nullptr);
     throw;
@@ -424,6 +434,7 @@ void runtime_core::stop() {
   uninstall_signal_handling();
   sched_->wait_quiescent();
   sched_->stop();
+  detail::stop_critical_auto();
   detail::stop_inlining();
   g_current.store(nullptr, std::memory_order_release);
   if (first) std::rethrow_exception(first);
@@ -440,7 +451,7 @@ const std::vector<pool_info>& runtime_core::pools() const noexcept {
 }
 
 unsigned runtime_core::pool_of(unsigned worker) const noexcept {
-  return sched_->worker_at(worker).home->index;
+  return sched_->worker_at(worker).pool_now.load(std::memory_order_relaxed);
 }
 
 int runtime_core::pool_index(std::string_view name) const noexcept {

@@ -49,14 +49,20 @@ scheduler::scheduler(const scheduler_config& cfg, const topology& topo)
     int pi = pool_index(slot.pool);
     w->home = pools_[static_cast<unsigned>(pi)].get();
     w->home->workers.push_back(w.get());
+    w->origin = w->home;
+    w->origin_index = w->index;
+    w->pool_now.store(w->home->index, std::memory_order_relaxed);
+    w->planned_pool = w->home->index;
     workers_.push_back(std::move(w));
   }
   for (auto& p : pools_) p->active_target.store(static_cast<unsigned>(p->workers.size()));
-  // Victims: same pool only; same NUMA domain first (docs/architecture.md, "Scheduler").
+  // Victims: every other worker, same NUMA domain first; steal() skips those serving another
+  // pool (docs/architecture.md, "Scheduler"): pool.<name>.share moves workers between pools.
   const auto& pus = topo_.pus();
   for (auto& w : workers_) {
     std::vector<worker*> near, far;
-    for (worker* v : w->home->workers) {
+    for (auto& vp : workers_) {
+      worker* v = vp.get();
       if (v == w.get()) continue;
       (pus[v->pu].numa == pus[w->pu].numa ? near : far).push_back(v);
     }

@@ -35,9 +35,16 @@ class scheduler;
 inline constexpr int num_priorities = 3;
 
 struct alignas(cache_line) worker {
-  unsigned id = 0;     // global worker number
-  unsigned index = 0;  // number inside its pool
-  pool* home = nullptr;
+  unsigned id = 0;       // global worker number
+  unsigned index = 0;    // number inside its pool (0 while it serves a pool not its own)
+  pool* home = nullptr;  // the pool it serves now; only the worker itself reads and writes it
+  // pool.<name>.share (pool_share.cpp) moves a worker to another pool and back: where it was
+  // configured, the pool it serves now (read by thieves and counters), a requested move.
+  pool* origin = nullptr;
+  unsigned origin_index = 0;
+  std::atomic<unsigned> pool_now{0};
+  std::atomic<unsigned> move_to{0};  // pool index + 1, 0: stay
+  unsigned planned_pool = 0;         // where it serves once its requested move is done
   scheduler* sched = nullptr;
   worker_stats* stats = nullptr;
 
@@ -81,6 +88,7 @@ struct pool {
   std::vector<std::pair<int, std::function<bool()>>> background;
   std::atomic<int> background_count{0};
   knob* workers_knob = nullptr;
+  knob* share_knob = nullptr;
 };
 
 struct scheduler_config {
@@ -114,6 +122,10 @@ class scheduler {
   const placement& worker_placement() const noexcept { return placement_; }
 
   void set_active_workers(unsigned pool, unsigned n);
+  // Moves workers between `pool` (not the default pool) and the default pool until n serve
+  // `pool` (pool_share.cpp). Each pool keeps at least one worker of its own.
+  void set_pool_share(unsigned pool, unsigned n);
+  unsigned pool_share(unsigned pool) noexcept;  // workers serving it once requested moves are done
   int add_background_work(unsigned pool, std::function<bool()> fn);
   void remove_background_work(int id);
 
@@ -153,7 +165,11 @@ class scheduler {
   scheduler_knobs knobs_;
   std::uint64_t unread_at_start_ = 0;  // unread_exceptions() when this scheduler started
   std::atomic<int> next_background_id_{1};
+  std::mutex share_mutex_;  // serialises set_pool_share (planned_pool)
 };
+
+// pool_share.cpp: the worker's side of a move, at a point of its loop where it runs no task.
+void migrate(worker* w);
 
 // worker_loop.cpp
 worker* current_worker() noexcept;

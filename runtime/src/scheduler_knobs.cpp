@@ -24,4 +24,16 @@ knob& define_pool_workers_knob(pool& p) {
   return k;
 }
 
+knob& define_pool_share_knob(pool& p, const pool& default_pool) {
+  const auto n = static_cast<std::int64_t>(p.workers.size());
+  const auto max = static_cast<std::int64_t>(p.workers.size() + default_pool.workers.size()) - 1;
+  knob& k = knobs().define_int("pool." + p.name + ".share", 1, max, n,
+                               "workers serving pool '" + p.name +
+                                   "', moved to and from 'default' while running (each keeps one)");
+  k.clear_callbacks();
+  k.reset_range(1, static_cast<double>(max), static_cast<double>(n));
+  p.share_knob = &k;
+  return k;
+}
+
 }  // namespace grain::detail

@@ -24,4 +24,9 @@ class scheduler_knobs {
 // pool::active_target (the owner of the runtime applies changes: set_active_workers).
 knob& define_pool_workers_knob(pool& p);
 
+// pool.<name>.share, for each pool but the default one: how many workers serve it, the rest of
+// its and the default pool's workers serving the default pool (scheduler::set_pool_share moves
+// them; the owner of the runtime applies changes).
+knob& define_pool_share_knob(pool& p, const pool& default_pool);
+
 }  // namespace grain::detail

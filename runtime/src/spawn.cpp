@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "grain/clock.hpp"
+#include "grain/detail/critical_tracking.hpp"
 #include "phase_timing.hpp"
 #include "scheduler.hpp"
 #include "suspend.hpp"
@@ -39,6 +40,9 @@ void run_inline_on(worker* w, task_base* t, bool from_queue) {
 
 void spawn(task_base* t) {
   worker* w = current_worker();
+  // --grain:critical=auto: a task without a pool goes where its kind was found to belong.
+  if (GRAIN_UNLIKELY(critical_tracking_on()) && t->pool < 0)
+    t->pool = static_cast<std::int16_t>(critical_route(t->info.name));
   if (GRAIN_LIKELY(w != nullptr) &&
       (t->pool < 0 || static_cast<unsigned>(t->pool) == w->home->index)) {
     t->pool = static_cast<std::int16_t>(w->home->index);

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "grain/clock.hpp"
+#include "grain/detail/critical_tracking.hpp"
 
 namespace grain::detail {
 
@@ -27,8 +28,16 @@ void inject_fiber(pool& p, fiber* f) {
 }
 
 void scheduler::spawn_external(task_base* t) {
+  if (GRAIN_UNLIKELY(critical_tracking_on()) && t->pool < 0)
+    t->pool = static_cast<std::int16_t>(critical_route(t->info.name));
   pool& p = t->pool < 0 ? default_pool() : *pools_.at(static_cast<unsigned>(t->pool));
   t->pool = static_cast<std::int16_t>(p.index);
+#if GRAIN_TIMING
+  // Tasks entering a pool from outside (another pool's worker, a non-worker thread) are few
+  // next to the spawns a pool makes for itself: each is timed, so a pool fed only from
+  // outside (seed 003's critical pool) has a staged wait time too.
+  t->created_ns = now_ns();
+#endif
   external_spawned_.fetch_add(1, std::memory_order_relaxed);
   inject_task(p, t);
 }

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "scheduler.hpp"
+#include "wake.hpp"
 
 namespace grain::detail {
 
@@ -43,16 +44,37 @@ inline bool pop_local(worker* w, int prio, task_base*& t, fiber*& f) {
   return false;
 }
 
+// A victim that moved to this worker's pool just before we read pool_now may still hold work of
+// its old pool (and the other way round): such work goes to its own pool's injection queue.
+inline bool stolen_from_other_pool(worker* w, task_base* t, fiber* f) {
+  const unsigned mine = w->home->index;
+  const auto theirs = static_cast<unsigned>(t ? t->pool : f->pool);
+  if (theirs == mine) return false;
+  if (t)
+    inject_task(w->sched->pool_at(theirs), t);
+  else
+    inject_fiber(w->sched->pool_at(theirs), f);
+  return true;
+}
+
 inline bool steal(worker* w, int prio_lo, int prio_hi, task_base*& t, fiber*& f) {
   const auto n = w->victims.size();
   if (n == 0) return false;
+  const unsigned mine = w->home->index;
   // Random start inside the near (same NUMA) group would need its size; a random rotation of
   // the whole list keeps near victims first in expectation and costs nothing.
   std::size_t start = xorshift(w->rng) % n;
   for (int prio = prio_lo; prio <= prio_hi; ++prio) {
     for (std::size_t k = 0; k < n; ++k) {
       worker* v = w->victims[(start + k) % n];
+      if (v->pool_now.load(std::memory_order_acquire) != mine)
+        continue;  // stealing stays in a pool
       if ((f = v->pending[prio].steal()) || (t = v->staged[prio].steal())) {
+        if (stolen_from_other_pool(w, t, f)) {
+          t = nullptr;
+          f = nullptr;
+          continue;
+        }
         w->stats->stolen_to.inc();
         v->stats->stolen_from.v.fetch_add(1, std::memory_order_relaxed);
         return true;
@@ -76,12 +98,16 @@ inline bool find_work(worker* w, task_base*& t, fiber*& f) {
   return can_steal && steal(w, 2, 2, t, f);
 }
 
-// Whether anything is queued in the pool (the chain wake-up of sleeping workers).
-inline bool pool_has_queued_work(pool& p) noexcept {
+// Whether anything is queued in the pool (the chain wake-up of sleeping workers): its
+// injection queue and the deques of the workers serving it now.
+inline bool pool_has_queued_work(scheduler& s, pool& p) noexcept {
   if (p.inject_count.load(std::memory_order_relaxed) > 0) return true;
-  for (worker* v : p.workers)
+  for (unsigned k = 0; k < s.num_workers(); ++k) {
+    worker& v = s.worker_at(k);
+    if (v.pool_now.load(std::memory_order_relaxed) != p.index) continue;
     for (int i = 0; i < num_priorities; ++i)
-      if (!v->staged[i].empty() || !v->pending[i].empty()) return true;
+      if (!v.staged[i].empty() || !v.pending[i].empty()) return true;
+  }
   return false;
 }
 

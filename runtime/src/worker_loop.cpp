@@ -95,6 +95,7 @@ void deactivate(worker* w) {
   for (;;) {
     std::uint32_t e = p.config_epoch.load(std::memory_order_acquire);
     if (w->index < p.active_target.load(std::memory_order_acquire) ||
+        w->move_to.load(std::memory_order_acquire) != 0 ||
         w->sched->stopping().load(std::memory_order_acquire))
       break;
     p.config_epoch.wait(e, std::memory_order_acquire);
@@ -110,11 +111,12 @@ bool idle_wait(worker* w, task_base*& t, fiber*& f) {
   account_func(w, idle_start);
   w->stats->idle_since_ns.set(idle_start);
   if (auto h = hook(&runtime_hooks::idle_begin)) h(w->id, idle_start);
-  pool& p = *w->home;
   scheduler& s = *w->sched;
   bool found = false;
   for (unsigned round = 0;; ++round) {
     if (s.stopping().load(std::memory_order_acquire)) break;
+    if (w->move_to.load(std::memory_order_acquire) != 0) migrate(w);  // pool.<name>.share
+    pool& p = *w->home;
     if (w->index >= p.active_target.load(std::memory_order_acquire)) {
       deactivate(w);
       idle_start = w->stats->idle_since_ns.get();
@@ -154,7 +156,8 @@ bool idle_wait(worker* w, task_base*& t, fiber*& f) {
       break;
     }
     if (!s.stopping().load(std::memory_order_acquire) &&
-        w->index < p.active_target.load(std::memory_order_acquire)) {
+        w->index < p.active_target.load(std::memory_order_acquire) &&
+        w->move_to.load(std::memory_order_acquire) == 0) {
       w->stats->sleeps.inc();
       p.work_epoch.wait(e, std::memory_order_acquire);
     }
@@ -167,7 +170,8 @@ bool idle_wait(worker* w, task_base*& t, fiber*& f) {
   account_func(w, ts);
   if (auto h = hook(&runtime_hooks::idle_end)) h(w->id, ts);
   // Chain wake-up: a woken worker that found work wakes the next sleeper if more is queued.
-  if (found && p.sleepers.load(std::memory_order_relaxed) > 0 && pool_has_queued_work(p))
+  pool& p = *w->home;
+  if (found && p.sleepers.load(std::memory_order_relaxed) > 0 && pool_has_queued_work(s, p))
     notify_work(p);
   return found;
 }
@@ -203,6 +207,7 @@ void worker_loop() {
       run_task(w, t, false);
       continue;
     }
+    if (w->move_to.load(std::memory_order_relaxed) != 0) migrate(w);  // pool.<name>.share
     maybe_run_background(w);
     // A worker above its pool's active count takes no new work (elastic pools).
     const bool active = w->index < w->home->active_target.load(std::memory_order_relaxed);

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "grain/async.hpp"
+#include "grain/clock.hpp"
+#include "grain/detail/critical_tracking.hpp"
 #include "grain/when_all.hpp"
 
 namespace grain {
@@ -60,6 +62,27 @@ decltype(auto) unwrap_one(T&& a) {
   }
 }
 
+// A dataflow task under --grain:critical=auto: times the call and records it with its inputs
+// (detail/critical_tracking.hpp). Only built when the tracking is on.
+template <class R, class Call, std::size_t N>
+struct tracked_call {
+  Call call;
+  std::array<state_base*, N> in;
+  const state_base* self = nullptr;
+  const char* kind = nullptr;
+  R operator()() {
+    const std::uint64_t t0 = now_ns();
+    if constexpr (std::is_void_v<R>) {
+      call();
+      critical_record(self, in.data(), N, kind, now_ns() - t0);
+    } else {
+      R r = call();
+      critical_record(self, in.data(), N, kind, now_ns() - t0);
+      return r;
+    }
+  }
+};
+
 template <class F>
 struct unwrapped {
   F f;
@@ -108,6 +131,17 @@ auto dataflow(launch policy, const executor& ex, F&& f, A&&... args)
         if constexpr (is_future_v<std::decay_t<decltype(a)>>) inputs[k++] = detail::state_ptr(a);
       };
       std::apply([&](auto&... a) { (add(a), ...); }, call.args);
+      if (detail::critical_tracking_on()) {
+        using tracked_t = detail::tracked_call<R, Call, n>;
+        using top_t = detail::async_op<R, tracked_t>;
+        top_t* op =
+            top_t::create(tracked_t{std::move(call), inputs, nullptr, name}, ex, name, false);
+        op->fn.self = static_cast<const detail::state_base*>(op);
+        op->producer = nullptr;
+        detail::join_counter::run(inputs, spawn_when_ready(op));
+        (void)policy;
+        return detail::future_access::adopt<R>(op);
+      }
       // The task object is created now and spawned when the last input is ready.
       op_t* op = op_t::create(std::move(call), ex, name, false);
       op->producer = nullptr;

@@ -45,7 +45,7 @@ class runtime_core {
 
   unsigned num_workers() const noexcept;
   const std::vector<pool_info>& pools() const noexcept;
-  unsigned pool_of(unsigned worker) const noexcept;
+  unsigned pool_of(unsigned worker) const noexcept;  // the pool it serves now (pool.<name>.share)
   int pool_index(std::string_view name) const noexcept;  // -1 if unknown
   worker_stats& stats(unsigned worker) noexcept;
   std::size_t queue_length(unsigned worker, queue_kind kind) const noexcept;
