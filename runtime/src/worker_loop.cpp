@@ -26,8 +26,11 @@ constexpr unsigned yield_rounds = 16;
 // that messages move while every worker has tasks (seed 001 §3.2: busy workers progress at a
 // bounded period, idle ones all the time).
 constexpr std::uint64_t busy_background_period_ns = 100'000;
-// With background work, an idle worker sleeps in steps of at most this long instead of
-// waiting for a wake-up: a message may arrive that only background work can see.
+// With background work, an idle worker keeps yielding for this long after the last thing it
+// found (a sleep costs at least the timer slack, ~50 µs, on every message of a ping-pong),
+// then sleeps in growing steps of at most background_max_sleep_ns instead of waiting for a
+// wake-up: a message may arrive that only background work can see.
+constexpr std::uint64_t background_yield_ns = 2'000'000;
 constexpr std::uint64_t background_max_sleep_ns = 1'000'000;
 
 void park_free_action(void*, fiber* from) {
@@ -113,6 +116,7 @@ bool idle_wait(worker* w, task_base*& t, fiber*& f) {
   if (auto h = hook(&runtime_hooks::idle_begin)) h(w->id, idle_start);
   scheduler& s = *w->sched;
   bool found = false;
+  std::uint64_t quiet_since = 0, sleep_step = 0;  // with background work: see below
   for (unsigned round = 0;; ++round) {
     if (s.stopping().load(std::memory_order_acquire)) break;
     if (w->move_to.load(std::memory_order_acquire) != 0) migrate(w);  // pool.<name>.share
@@ -129,6 +133,7 @@ bool idle_wait(worker* w, task_base*& t, fiber*& f) {
     }
     if (run_background(w)) {
       round = 0;
+      sleep_step = 0;
       continue;
     }
     if (round < spin_rounds) {
@@ -140,12 +145,18 @@ bool idle_wait(worker* w, task_base*& t, fiber*& f) {
       continue;
     }
     if (p.background_count.load(std::memory_order_relaxed) != 0) {
+      const std::uint64_t now = now_ns();
+      if (round == spin_rounds + yield_rounds) quiet_since = now;
+      if (now - quiet_since < background_yield_ns) {
+        std::this_thread::yield();
+        continue;
+      }
       // Sleep in growing steps (the longer nothing arrives, the less it costs the others on
       // an oversubscribed machine), then look again, background work included.
-      const unsigned k = std::min(round - spin_rounds - yield_rounds, 10u);
-      const std::uint64_t ns = std::min<std::uint64_t>(1000ull << k, background_max_sleep_ns);
+      sleep_step =
+          std::min<std::uint64_t>(sleep_step ? 2 * sleep_step : 50'000, background_max_sleep_ns);
       w->stats->sleeps.inc();
-      std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+      std::this_thread::sleep_for(std::chrono::nanoseconds(sleep_step));
       continue;
     }
     p.sleepers.fetch_add(1, std::memory_order_seq_cst);
