@@ -26,7 +26,7 @@ control_message parcelport::next_control() {
   for (;;) {
     {
       std::unique_lock lock(control_mutex_);
-      if (control_cv_.wait_for(lock, std::chrono::microseconds(200),
+      if (control_cv_.wait_for(lock, std::chrono::milliseconds(2),
                                [&] { return !control_.empty(); })) {
         control_message m = control_.front();
         control_.pop_front();
