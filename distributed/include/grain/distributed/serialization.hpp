@@ -74,57 +74,81 @@ class span_source : public std::streambuf {
 
 }  // namespace detail
 
+namespace detail {
+
+// The two paths, callable on their own (apps/bench/serialization_bench.cpp measures both on
+// the same values).
+template <class... T>
+void memcpy_encode(std::vector<char>& out, const T&... v) {
+  const std::size_t at = out.size();
+  out.resize(at + (sizeof(T) + ... + 0));
+  char* p = out.data() + at;
+  ((std::memcpy(p, &v, sizeof(T)), p += sizeof(T)), ...);
+}
+
+template <class... T>
+std::tuple<T...> memcpy_decode(std::span<const char> in) {
+  constexpr std::size_t need = (sizeof(T) + ... + 0);
+  if (in.size() != need)
+    throw parcel_error("payload of " + std::to_string(in.size()) + " bytes, expected " +
+                       std::to_string(need));
+  std::tuple<T...> r;
+  const char* p = in.data();
+  std::apply([&](auto&... x) { ((std::memcpy(&x, p, sizeof(x)), p += sizeof(x)), ...); }, r);
+  return r;
+}
+
+template <class... T>
+void cereal_encode(std::vector<char>& out, const T&... v) {
+  vector_sink sink(out);
+  std::ostream os(&sink);
+  cereal::BinaryOutputArchive ar(os);
+  (ar(v), ...);
+}
+
+template <class... T>
+std::tuple<T...> cereal_decode(std::span<const char> in) {
+  span_source src(in);
+  std::istream is(&src);
+  std::tuple<T...> r;
+  try {
+    cereal::BinaryInputArchive ar(is);
+    std::apply([&](auto&... x) { (ar(x), ...); }, r);
+  } catch (const cereal::Exception& e) {
+    throw parcel_error(std::string("payload does not decode: ") + e.what());
+  } catch (const std::length_error& e) {
+    throw parcel_error(std::string("payload does not decode: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    throw parcel_error(
+        "payload does not decode: a length field asks for more memory than there is "
+        "(corrupted?)");
+  }
+  if (src.left() != 0)
+    throw parcel_error("payload has " + std::to_string(src.left()) +
+                       " bytes left over after the arguments");
+  return r;
+}
+
+}  // namespace detail
+
 // Append the values to `out`.
 template <class... T>
 void serialize_values(std::vector<char>& out, const T&... v) {
   static_assert((detail::sendable_v<T> && ...), "grain: an action cannot send a pointer");
-  if constexpr ((detail::memcpy_serializable_v<T> && ...)) {
-    const std::size_t at = out.size();
-    out.resize(at + (sizeof(T) + ... + 0));
-    char* p = out.data() + at;
-    ((std::memcpy(p, &v, sizeof(T)), p += sizeof(T)), ...);
-  } else {
-    detail::vector_sink sink(out);
-    std::ostream os(&sink);
-    cereal::BinaryOutputArchive ar(os);
-    (ar(v), ...);
-  }
+  if constexpr ((detail::memcpy_serializable_v<T> && ...))
+    detail::memcpy_encode(out, v...);
+  else
+    detail::cereal_encode(out, v...);
 }
 
 // Decode exactly the bytes in `in` as values of the types T...; throws parcel_error when the
 // bytes are too few, too many or do not decode.
 template <class... T>
 std::tuple<T...> deserialize_values(std::span<const char> in) {
-  if constexpr ((detail::memcpy_serializable_v<T> && ...)) {
-    constexpr std::size_t need = (sizeof(T) + ... + 0);
-    if (in.size() != need)
-      throw parcel_error("payload of " + std::to_string(in.size()) + " bytes, expected " +
-                         std::to_string(need));
-    std::tuple<T...> r;
-    const char* p = in.data();
-    std::apply([&](auto&... x) { ((std::memcpy(&x, p, sizeof(x)), p += sizeof(x)), ...); }, r);
-    return r;
-  } else {
-    detail::span_source src(in);
-    std::istream is(&src);
-    std::tuple<T...> r;
-    try {
-      cereal::BinaryInputArchive ar(is);
-      std::apply([&](auto&... x) { (ar(x), ...); }, r);
-    } catch (const cereal::Exception& e) {
-      throw parcel_error(std::string("payload does not decode: ") + e.what());
-    } catch (const std::length_error& e) {
-      throw parcel_error(std::string("payload does not decode: ") + e.what());
-    } catch (const std::bad_alloc&) {
-      throw parcel_error(
-          "payload does not decode: a length field asks for more memory than "
-          "there is (corrupted?)");
-    }
-    if (src.left() != 0)
-      throw parcel_error("payload has " + std::to_string(src.left()) +
-                         " bytes left over after the arguments");
-    return r;
-  }
+  if constexpr ((detail::memcpy_serializable_v<T> && ...))
+    return detail::memcpy_decode<T...>(in);
+  else
+    return detail::cereal_decode<T...>(in);
 }
 
 }  // namespace grain
