@@ -25,7 +25,7 @@ std::vector<char> bounce(std::vector<char> b) {
 std::uint64_t bounce8(std::uint64_t x) {
   return x;
 }
-void take(std::vector<char>) {
+void take(const std::vector<char>& /*payload*/) {
   g_received.fetch_add(1);
 }
 void take8(std::uint64_t) {

@@ -147,6 +147,7 @@ distributed_result run_distributed(const options& o, bool gather) {
     fs.push_back(grain::async(l, grain::action<&block_run>{}, job));
   distributed_result r;
   std::vector<block_result> blocks;
+  blocks.reserve(fs.size());
   for (auto& f : fs) blocks.push_back(f.get());
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (auto& b : blocks) {

@@ -45,7 +45,7 @@ void parcelport::make_current(bool on) noexcept {
   g_current.compare_exchange_strong(expected, on ? this : nullptr, std::memory_order_acq_rel);
 }
 
-void parcelport::send_parcel(std::uint32_t dest, parcel p,
+void parcelport::send_parcel(std::uint32_t dest, const parcel& p,
                              const std::function<void(std::vector<char>&)>& tamper) {
   std::vector<char> msg;
   begin_message(msg);
@@ -103,7 +103,7 @@ void parcelport::on_message(std::uint32_t source, message_tag tag, std::vector<c
   on_parcels(source, std::make_shared<std::vector<char>>(std::move(bytes)));
 }
 
-void parcelport::on_parcels(std::uint32_t source, std::shared_ptr<std::vector<char>> msg) {
+void parcelport::on_parcels(std::uint32_t source, const std::shared_ptr<std::vector<char>>& msg) {
   std::vector<parcel_view> parcels;
   try {
     parcels = decode_message(*msg);

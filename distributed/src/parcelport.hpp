@@ -78,12 +78,12 @@ class parcelport {
 
  private:
   void on_message(std::uint32_t source, message_tag tag, std::vector<char>&& bytes);
-  void on_parcels(std::uint32_t source, std::shared_ptr<std::vector<char>> bytes);
+  void on_parcels(std::uint32_t source, const std::shared_ptr<std::vector<char>>& bytes);
   void run_call(std::shared_ptr<std::vector<char>> msg, parcel_view p,
                 const detail::action_info* a);
   void answer(std::uint32_t dest, std::uint64_t continuation, bool ok, std::vector<char> payload);
   void refuse(const parcel_view& p, const std::string& why);
-  void send_parcel(std::uint32_t dest, parcel p,
+  void send_parcel(std::uint32_t dest, const parcel& p,
                    const std::function<void(std::vector<char>&)>& tamper = {});
   // A message that did not decode: answer the call in its first parcel if that much is
   // readable, so that its caller gets an error instead of waiting for ever.

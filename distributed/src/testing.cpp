@@ -9,7 +9,7 @@ namespace grain::distributed::testing {
 
 future<std::vector<char>> call_tampered(std::uint32_t dest, const detail::action_info& a,
                                         std::vector<char> args,
-                                        std::function<void(std::vector<char>&)> tamper) {
+                                        const std::function<void(std::vector<char>&)>& tamper) {
   auto p = std::make_shared<promise<std::vector<char>>>();
   auto f = p->get_future();
   parcelport::current()->send_action(
@@ -26,7 +26,7 @@ future<std::vector<char>> call_tampered(std::uint32_t dest, const detail::action
 }
 
 void post_tampered(std::uint32_t dest, const detail::action_info& a, std::vector<char> args,
-                   std::function<void(std::vector<char>&)> tamper) {
+                   const std::function<void(std::vector<char>&)>& tamper) {
   parcelport::current()->send_action(dest, a, std::move(args), {}, tamper);
 }
 

@@ -13,9 +13,9 @@ namespace grain::distributed::testing {
 // receiving locality sent back.
 future<std::vector<char>> call_tampered(std::uint32_t dest, const detail::action_info& a,
                                         std::vector<char> args,
-                                        std::function<void(std::vector<char>&)> tamper);
+                                        const std::function<void(std::vector<char>&)>& tamper);
 // A post with a changed message: nothing comes back.
 void post_tampered(std::uint32_t dest, const detail::action_info& a, std::vector<char> args,
-                   std::function<void(std::vector<char>&)> tamper);
+                   const std::function<void(std::vector<char>&)>& tamper);
 
 }  // namespace grain::distributed::testing
