@@ -19,7 +19,7 @@
 -- Seed:    001 (parcel coalescing, Algorithm 1, network overhead Eq. 3.4).
 --
 -- Configuration: globals set by a policy loaded before this one, or
---   require("adaptive_coalescing").start{ action = "work", period_ms = 20, budget_us = 200,
+--   require("adaptive_coalescing").start{ action = "work", budget_us = 200,
 --       min_budget_us = 50, max_budget_us = 5000, sparse_us = 100, high = 0.2, low = 0.05 }
 
 local M = {}
@@ -33,7 +33,6 @@ end
 function M.start(cfg)
   cfg = cfg or {}
   local action = cfg.action or "work"
-  local period = cfg.period_ms or 20
   local budget = cfg.budget_us or 200
   local min_budget, max_budget = cfg.min_budget_us or 50, cfg.max_budget_us or 5000
   local sparse_us = cfg.sparse_us or 100
@@ -45,11 +44,13 @@ function M.start(cfg)
   local t = "/threads{locality#" .. grain.locality .. "/total}/time/"
   local last
 
-  return grain.every(period, function()
+  -- Every counter snapshot (--grain:sample-interval, 10 ms by default): the period is the
+  -- snapshots' own time, so the rates are those of the samples' values.
+  return grain.on("sample", function(ev)
     local parcels, messages = grain.counter(c .. "parcels"), grain.counter(c .. "messages")
     local bg, func = grain.counter(t .. "background-work"), grain.counter(t .. "overall")
     if not parcels or not messages or not bg or not func then return end
-    local now = grain.time()
+    local now = ev.time
     local cur = { parcels = parcels, messages = messages, bg = bg, func = func, time = now }
     if last == nil or parcels < last.parcels then last = cur return end  -- first, or reset
     local dp, dm = parcels - last.parcels, messages - last.messages
