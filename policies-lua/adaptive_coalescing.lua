@@ -11,7 +11,8 @@
 --          does not come). The best (parcels, interval) follows the arrival rate, which
 --          changes with the application's phase (seed 001 §3: any static setting is a
 --          compromise). Each period the policy measures the gap between parcels: sparse
---          (gap ≥ sparse_us) turns coalescing off (1 parcel, 0 µs: no parcel waits); dense
+--          (gap ≥ sparse_us) sets the interval below the gap (Algorithm 1 then sends every
+--          parcel at once: none waits) and keeps the parcel count ready for the next burst; dense
 --          sets the interval to the latency budget and the parcels to what arrives within it
 --          (budget / gap, a power of two), so that a message fills just as its timer would
 --          fire. The budget grows while the network overhead stays above `high` and shrinks
@@ -43,6 +44,7 @@ function M.start(cfg)
   local c = "/coalescing{action#" .. action .. "/locality#" .. grain.locality .. "}/count/"
   local t = "/threads{locality#" .. grain.locality .. "/total}/time/"
   local last
+  local dense_parcels = cfg.parcels or 64   -- kept through sparse phases
 
   -- Every counter snapshot (--grain:sample-interval, 10 ms by default): the period is the
   -- snapshots' own time, so the rates are those of the samples' values.
@@ -64,8 +66,11 @@ function M.start(cfg)
     local why = string.format("gap %.2f us, %.1f parcels/message, network overhead %.3f",
                               gap, ppm, overhead)
     if gap >= sparse_us then
-      kp:set(1, "sparse: " .. why)
-      ki:set(0, "sparse: " .. why)
+      -- Algorithm 1 sends a parcel that comes later than the interval at once, so an
+      -- interval well below the gap costs sparse traffic nothing, and a dense burst that
+      -- starts before the next sample is coalesced from its first parcels.
+      kp:set(dense_parcels, "sparse: " .. why)
+      ki:set(math.max(1, math.floor(math.min(gap / 4, min_budget))), "sparse: " .. why)
       return
     end
     if overhead > high then
@@ -74,6 +79,7 @@ function M.start(cfg)
       budget = math.max(min_budget, budget / 2)
     end
     local want = math.max(2, math.min(4096, pow2_floor(budget / math.max(gap, 0.01))))
+    dense_parcels = want
     ki:set(math.floor(budget), "dense: " .. why)
     kp:set(want, "dense: " .. why)
   end, "adaptive_coalescing:" .. action)

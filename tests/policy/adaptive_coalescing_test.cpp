@@ -1,7 +1,8 @@
 // policies-lua/adaptive_coalescing.lua on synthetic counter feeds (no runtime, no MPI): the
 // snapshots a sender of action "acw" would produce, 10 ms apart, in phases — dense (one parcel
 // per µs: the network overhead is high while messages carry few parcels) and sparse (one per
-// 500 µs). The policy must turn coalescing on in dense phases, off in sparse ones, and back on.
+// 500 µs). The policy must coalesce in dense phases, keep the interval below the gap in sparse ones
+// (no parcel waits), and coalesce again.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -85,8 +86,8 @@ void check_phases(std::int64_t parcels0, std::int64_t interval0) {
   EXPECT_GT(k.interval.int_value(), 0);
   EXPECT_LE(k.interval.int_value(), 5000) << "no longer than the latency budget allows";
   for (int i = 0; i < 5; ++i) f.sample(500);  // sparse
-  EXPECT_EQ(k.parcels.int_value(), 1) << "sparse: no parcel should wait";
-  EXPECT_EQ(k.interval.int_value(), 0);
+  EXPECT_LT(k.interval.int_value(), 500) << "sparse: below the gap, no parcel waits";
+  EXPECT_GE(k.parcels.int_value(), 16) << "ready for the next burst";
   for (int i = 0; i < 20; ++i) f.sample(1);  // dense again
   EXPECT_GE(k.parcels.int_value(), 16);
   EXPECT_GT(k.interval.int_value(), 0);
