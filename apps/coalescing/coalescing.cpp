@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
     const long count = dense ? n : std::max(1L, n / 20);
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<grain::future<void>> fs;
+    fs.reserve(all.size());
     for (grain::locality l : all)
       fs.push_back(grain::async(l, grain::action<&send_phase>{}, std::int64_t(count),
                                 std::int64_t(work_ns), std::int64_t(dense ? 0 : gap_us)));
