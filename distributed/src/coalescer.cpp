@@ -33,6 +33,15 @@ coalescer::coalescer(std::uint32_t rank, std::uint32_t localities, sender send)
 }
 
 coalescer::~coalescer() {
+  // Callbacks first: a policy setting a knob now must not reach a coalescer going away.
+  default_interval_->clear_callbacks();
+  {
+    std::shared_lock lock(states_m_);
+    for (auto& s : states_) {
+      s->parcels->clear_callbacks();
+      s->interval->clear_callbacks();
+    }
+  }
   publish_counters(nullptr);
   flush_all();
   {
@@ -41,11 +50,6 @@ coalescer::~coalescer() {
   }
   timer_cv_.notify_all();
   if (timer_thread_.joinable()) timer_thread_.join();
-  default_interval_->clear_callbacks();
-  for (auto& s : states_) {
-    s->parcels->clear_callbacks();
-    s->interval->clear_callbacks();
-  }
 }
 
 std::string coalescer::short_name(const std::string& action_name) {
