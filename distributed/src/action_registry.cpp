@@ -53,4 +53,20 @@ const action_info* find_action(std::uint64_t id) noexcept {
   return it == r.by_id.end() ? nullptr : it->second;
 }
 
+const action_info* find_action(std::string_view name) noexcept {
+  registry& r = table();
+  std::lock_guard lock(r.mutex);
+  const action_info* found = nullptr;
+  int short_matches = 0;
+  for (const action_info& a : r.entries) {
+    if (a.name == name) return &a;
+    const std::size_t at = a.name.rfind("::");
+    if (at != std::string::npos && std::string_view(a.name).substr(at + 2) == name) {
+      found = &a;
+      ++short_matches;
+    }
+  }
+  return short_matches == 1 ? found : nullptr;
+}
+
 }  // namespace grain::detail

@@ -18,7 +18,14 @@ class distributed_extension final : public extension {
  public:
   std::string name() const override { return "distributed"; }
 
-  void configure(const options&, runtime_core& rt) override {
+  std::vector<option_spec> option_specs() const override {
+    return {{"coalescing",
+             "coalesce the parcels of these actions (docs/coalescing.md; knobs "
+             "coalescing.ACTION.parcels/.interval)",
+             true, true, "ACTION[,ACTION]"}};
+  }
+
+  void configure(const options& opts, runtime_core& rt) override {
     std::unique_ptr<transport> t;
     try {
       t = make_mpi_transport();
@@ -29,6 +36,7 @@ class distributed_extension final : public extension {
     if (!port_->make_current_if_none())
       throw option_error("a distributed runtime is already running in this process");
     rt.set_locality(port_->rank(), port_->size());
+    for (const std::string& list : opts.get_all("coalescing")) enable_listed(list);
     if (port_->distributed())
       spdlog::debug("grain: locality#{} of {} ({})", port_->rank(), port_->size(),
                     port_->network()->description());
@@ -38,6 +46,7 @@ class distributed_extension final : public extension {
     if (!port_->distributed()) return;
     background_ = rt.add_background_work(0, [p = port_.get()] { return p->progress(); });
     counters_ = register_parcel_counters(instrumentation::registry(), *port_);
+    port_->coalescing()->publish_counters(&instrumentation::registry());
   }
 
   void quiesce(runtime_core& rt) override { port_->quiesce_root(rt); }
@@ -47,6 +56,7 @@ class distributed_extension final : public extension {
     background_ = -1;
     for (int id : counters_) instrumentation::registry().remove(id);
     counters_.clear();
+    if (port_->coalescing()) port_->coalescing()->publish_counters(nullptr);
     port_->finalize();
     port_->make_current(false);
   }
@@ -56,6 +66,28 @@ class distributed_extension final : public extension {
   }
 
  private:
+  // --grain:coalescing=a,b: every name must be an action of this program.
+  void enable_listed(const std::string& list) {
+    std::size_t at = 0;
+    while (at <= list.size()) {
+      const std::size_t end = std::min(list.find(',', at), list.size());
+      const std::string name = list.substr(at, end - at);
+      at = end + 1;
+      if (name.empty()) continue;
+      const detail::action_info* a = detail::find_action(std::string_view(name));
+      if (!a)
+        throw option_error("--grain:coalescing: '" + name +
+                           "' is not an action of this program (or several have that name; "
+                           "give the full name)");
+      if (!port_->coalescing()) continue;  // one locality: nothing to coalesce
+      try {
+        port_->coalescing()->enable(*a);
+      } catch (const std::invalid_argument& e) {
+        throw option_error(std::string("--grain:coalescing: ") + e.what());
+      }
+    }
+  }
+
   std::unique_ptr<parcelport> port_;
   int background_ = -1;
   std::vector<int> counters_;
@@ -75,3 +107,14 @@ bool serve_if_not_root(runtime_core& rt) {
 }
 
 }  // namespace grain::distributed
+
+namespace grain::detail {
+
+bool enable_coalescing(const action_info& a) {
+  distributed::parcelport* p = distributed::parcelport::current();
+  if (!p || !p->coalescing()) return false;
+  p->coalescing()->enable(a);
+  return true;
+}
+
+}  // namespace grain::detail

@@ -25,6 +25,13 @@ parcelport::parcelport(std::unique_ptr<transport> t) : net_(std::move(t)) {
   deliver_ = [this](std::uint32_t s, message_tag tag, std::vector<char>&& b) {
     on_message(s, tag, std::move(b));
   };
+  if (distributed())
+    coalescer_ = std::make_unique<coalescer>(
+        rank_, size_, [this](std::uint32_t dest, std::vector<char>&& msg, std::size_t) {
+          counts_.messages_sent.fetch_add(1, std::memory_order_relaxed);
+          counts_.bytes_sent.fetch_add(msg.size(), std::memory_order_relaxed);
+          net_->send(dest, message_tag::parcels, std::move(msg));
+        });
 }
 
 parcelport::~parcelport() {
@@ -47,6 +54,13 @@ void parcelport::make_current(bool on) noexcept {
 
 void parcelport::send_parcel(std::uint32_t dest, const parcel& p,
                              const std::function<void(std::vector<char>&)>& tamper) {
+  // Calls and posts of a coalesced action may wait for company; answers never do (a caller
+  // waits for them), nor tampered test messages.
+  if (coalescer_ && !tamper && (p.kind == parcel_kind::call || p.kind == parcel_kind::post) &&
+      coalescer_->submit(dest, p)) {
+    counts_.parcels_sent.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   std::vector<char> msg;
   begin_message(msg);
   msg.reserve(msg.size() + parcel_overhead() + p.payload.size());
@@ -111,6 +125,15 @@ void parcelport::on_parcels(std::uint32_t source, const std::shared_ptr<std::vec
     counts_.errors.fetch_add(1, std::memory_order_relaxed);
     refuse_broken_message(source, *msg, e.what());
     return;
+  }
+  if (observed_.load(std::memory_order_acquire)) {
+    std::lock_guard lock(observer_m_);
+    std::vector<std::span<const char>> payloads;
+    for (const parcel_view& p : parcels)
+      if (p.action == observed_action_ &&
+          (p.kind == parcel_kind::call || p.kind == parcel_kind::post))
+        payloads.push_back(p.payload);
+    if (observer_ && !payloads.empty()) observer_(source, observed_action_, payloads);
   }
   for (const parcel_view& p : parcels) {
     counts_.parcels_received.fetch_add(1, std::memory_order_relaxed);
@@ -201,6 +224,16 @@ void parcelport::run_call(std::shared_ptr<std::vector<char>> msg, parcel_view p,
                 if (p.kind == parcel_kind::call)
                   answer(p.source, p.continuation, true, std::move(result));
               }));
+}
+
+void parcelport::set_observer(
+    std::uint64_t action,
+    std::function<void(std::uint32_t, std::uint64_t, const std::vector<std::span<const char>>&)>
+        fn) {
+  std::lock_guard lock(observer_m_);
+  observed_action_ = action;
+  observer_ = std::move(fn);
+  observed_.store(observer_ != nullptr, std::memory_order_release);
 }
 
 void parcelport::answer(std::uint32_t dest, std::uint64_t continuation, bool ok,

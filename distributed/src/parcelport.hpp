@@ -11,9 +11,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
+#include "coalescer.hpp"
 #include "grain/distributed/remote_async.hpp"
 #include "parcel.hpp"
 #include "transport.hpp"
@@ -75,6 +77,14 @@ class parcelport {
   void finalize();
 
   const parcel_counts& counts() const noexcept { return counts_; }
+  // testing.hpp's message observer (one action at a time).
+  void set_observer(
+      std::uint64_t action,
+      std::function<void(std::uint32_t, std::uint64_t, const std::vector<std::span<const char>>&)>
+          fn);
+  // Parcel coalescing (coalescer.hpp); nullptr when the program is one locality.
+  coalescer* coalescing() noexcept { return coalescer_.get(); }
+  const coalescer* coalescing() const noexcept { return coalescer_.get(); }
 
  private:
   void on_message(std::uint32_t source, message_tag tag, std::vector<char>&& bytes);
@@ -90,6 +100,8 @@ class parcelport {
   void refuse_broken_message(std::uint32_t source, const std::vector<char>& msg,
                              const std::string& why);
   void send_control(std::uint32_t dest, control_message m);
+  // Sends the coalesced parcels still queued (before a rank reports its message counts).
+  void flush_coalesced();
   // Waits for the next control message, progressing the network meanwhile.
   control_message next_control();
 
@@ -110,6 +122,12 @@ class parcelport {
   std::condition_variable control_cv_;
   std::deque<control_message> control_;
   transport::receiver deliver_;
+  std::mutex observer_m_;
+  std::atomic<bool> observed_{false};
+  std::uint64_t observed_action_ = 0;
+  std::function<void(std::uint32_t, std::uint64_t, const std::vector<std::span<const char>>&)>
+      observer_;
+  std::unique_ptr<coalescer> coalescer_;  // after net_: goes first, it sends through net_
 };
 
 }  // namespace grain::distributed

@@ -42,6 +42,7 @@ void parcelport::quiesce_root(runtime_core& rt) {
   std::uint64_t prev_sent = ~0ull, prev_received = ~0ull;
   for (std::uint32_t wave = 1;; ++wave) {
     rt.wait_quiescent();
+    flush_coalesced();
     for (std::uint32_t r = 1; r < size_; ++r) send_control(r, {count_request, wave, 0, 0, 0});
     std::uint64_t sent = 0, received = 0;
     for (std::uint32_t got = 0; got + 1 < size_;) {
@@ -55,6 +56,7 @@ void parcelport::quiesce_root(runtime_core& rt) {
     // Own counts after the others': whatever they sent to rank 0 before answering has been
     // counted as received here only if it arrived, which the next wave checks.
     rt.wait_quiescent();
+    flush_coalesced();
     sent += counts_.messages_sent.load();
     received += counts_.messages_received.load();
     if (sent == received && sent == prev_sent && received == prev_received) break;
@@ -72,14 +74,20 @@ void parcelport::serve_until_shutdown(runtime_core& rt) {
     if (m.type == shutdown) return;
     if (m.type == count_request) {
       rt.wait_quiescent();
+      flush_coalesced();
       send_control(0, {count_reply, m.wave, counts_.messages_sent.load(),
                        counts_.messages_received.load(), 0});
     }
   }
 }
 
+void parcelport::flush_coalesced() {
+  if (coalescer_) coalescer_->flush_all();
+}
+
 void parcelport::finalize() {
   if (!net_) return;
+  coalescer_.reset();  // sends what is still queued and stops the flush timer
   net_->finalize();
 }
 

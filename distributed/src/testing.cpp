@@ -31,3 +31,12 @@ void post_tampered(std::uint32_t dest, const detail::action_info& a, std::vector
 }
 
 }  // namespace grain::distributed::testing
+
+namespace grain::distributed::testing {
+
+void observe_messages(std::uint64_t action, message_observer fn) {
+  parcelport* p = parcelport::current();
+  if (p) p->set_observer(action, std::move(fn));
+}
+
+}  // namespace grain::distributed::testing

@@ -2,7 +2,9 @@
 // A seam for the fault tests (tests/distributed/faults_test.cpp): send a call the way
 // grain::async does, but with a message changed on its way out — what a broken or different
 // program would send. Not part of the installed API.
+#include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "grain/distributed/remote_async.hpp"
@@ -17,5 +19,12 @@ future<std::vector<char>> call_tampered(std::uint32_t dest, const detail::action
 // A post with a changed message: nothing comes back.
 void post_tampered(std::uint32_t dest, const detail::action_info& a, std::vector<char> args,
                    const std::function<void(std::vector<char>&)>& tamper);
+
+// Sees every received message of parcels, decoded, before its parcels are dispatched: for
+// each parcel of action `action`, its payload, in the message's order (the coalescing tests
+// check that no parcel is lost, duplicated or reordered). Empty `fn` removes the observer.
+using message_observer = std::function<void(std::uint32_t source, std::uint64_t action,
+                                            const std::vector<std::span<const char>>& payloads)>;
+void observe_messages(std::uint64_t action, message_observer fn);
 
 }  // namespace grain::distributed::testing

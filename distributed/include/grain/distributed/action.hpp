@@ -43,6 +43,9 @@ struct action_info {
 const action_info& register_action(action_info info);
 // nullptr when no action with this id is registered in this process.
 const action_info* find_action(std::uint64_t id) noexcept;
+// By full name ("ns::fn") or by the name after the last "::" ("fn"); nullptr when none is
+// registered (or several share that short name).
+const action_info* find_action(std::string_view name) noexcept;
 std::uint64_t hash_bytes(std::string_view s) noexcept;
 
 template <auto F>

@@ -2,6 +2,7 @@
 // Everything a distributed grain program uses: localities, actions, remote async/post.
 // docs/distributed.md explains how to run, serialization, progress, counters and faults.
 #include "grain/distributed/action.hpp"
+#include "grain/distributed/coalescing.hpp"
 #include "grain/distributed/locality.hpp"
 #include "grain/distributed/remote_async.hpp"
 #include "grain/distributed/serialization.hpp"

@@ -1,0 +1,117 @@
+#pragma once
+// Parcel coalescing (seed 001 chapter 3, Algorithm 1): parcels of a coalesced action bound for
+// one destination wait in a queue until `parcels` of them are there or `interval` µs have
+// passed since the first, and then leave as one message. A parcel that comes more than
+// `interval` after the previous one (sparse traffic) goes at once, and a message never grows
+// beyond the byte cap. The two parameters are live knobs per action
+// (coalescing.<action>.parcels / .interval, following coalescing.default.* until set). The
+// interval is kept by a timer on its own OS thread: tasks are not preemptive (seed 001 §3.1),
+// so a task could not be relied on to flush in time. Every flush of a queue happens under
+// its lock and hands the message to the transport in order, so parcels of one (destination,
+// action) are never reordered, lost or duplicated.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "grain/distributed/action.hpp"
+#include "grain/instrumentation/counters.hpp"
+#include "grain/knob.hpp"
+#include "parcel.hpp"
+
+namespace grain::distributed {
+
+// What one coalesced action did on this locality (all destinations together): the
+// /coalescing counters read these.
+struct coalescing_stats {
+  std::atomic<std::uint64_t> parcels{0}, messages{0};
+  std::atomic<std::uint64_t> gaps{0}, gap_ns{0};  // arrivals after the first, Σ time between
+  std::shared_ptr<instrumentation::histogram> gap_histogram;
+};
+
+// The flush timer's accuracy: how late after a queue's deadline it sent the queue.
+struct timer_stats {
+  std::atomic<std::uint64_t> flushes{0}, late_ns{0}, max_late_ns{0};
+};
+
+class coalescer {
+ public:
+  // `send` hands a finished message with `parcels` parcels to the network (called with the
+  // queue's lock held, so it must not call back into the coalescer).
+  using sender =
+      std::function<void(std::uint32_t dest, std::vector<char>&& msg, std::size_t parcels)>;
+  coalescer(std::uint32_t rank, std::uint32_t localities, sender send);
+  ~coalescer();  // flushes every queue and stops the timer
+  coalescer(const coalescer&) = delete;
+  coalescer& operator=(const coalescer&) = delete;
+
+  // Coalesce this action's parcels from now on (defines its knobs; idempotent). Throws
+  // std::invalid_argument when another coalesced action has the same short name.
+  void enable(const detail::action_info& a);
+  // Queues p for dest (or sends it at once, see above); false when p's action is not
+  // coalesced (the caller sends it alone).
+  bool submit(std::uint32_t dest, const parcel& p);
+  // Sends every queued parcel now (the end of the program, before counting messages).
+  void flush_all();
+
+  // The knob names' middle part: the action's name after its last "::".
+  static std::string short_name(const std::string& action_name);
+  struct action_view {
+    std::string name;  // short name
+    const coalescing_stats* stats;
+  };
+  std::vector<action_view> actions() const;
+  const timer_stats& timer() const noexcept { return timer_; }
+  // Registers the /coalescing counters of every coalesced action, now and as more are
+  // enabled, in `reg`; nullptr removes them (before the coalescer goes away).
+  void publish_counters(instrumentation::counter_registry* reg);
+
+ private:
+  struct queue {
+    std::mutex m;
+    std::vector<char> msg;  // the message being built (empty: nothing queued)
+    std::size_t parcels = 0;
+    std::uint64_t last_ns = 0;               // arrival of the previous parcel (0: none yet)
+    std::atomic<std::uint64_t> first_ns{0};  // arrival of the first queued parcel (0: empty)
+  };
+  struct action_state {
+    std::string name;
+    std::uint64_t id = 0;
+    knob* parcels = nullptr;
+    knob* interval = nullptr;
+    std::atomic<bool> own_parcels{false}, own_interval{false};
+    std::unique_ptr<queue[]> queues;
+    coalescing_stats stats;
+  };
+
+  std::int64_t max_parcels(const action_state& s) const noexcept;
+  std::int64_t interval_us(const action_state& s) const noexcept;
+  void flush(std::uint32_t dest, queue& q, coalescing_stats& st);  // q.m held
+  void timer_loop();
+  void wake_timer();
+
+  std::uint32_t rank_, localities_;
+  sender send_;
+  knob* default_parcels_;
+  knob* default_interval_;
+  knob* max_bytes_;
+  mutable std::shared_mutex states_m_;
+  std::vector<std::unique_ptr<action_state>> states_;
+  std::atomic<bool> any_{false};
+  instrumentation::counter_registry* registry_ = nullptr;  // under states_m_
+  std::vector<int> counter_ids_;
+  timer_stats timer_;
+  std::mutex timer_m_;
+  std::condition_variable timer_cv_;
+  bool wake_ = false, stop_ = false;
+  std::atomic<std::uint64_t> timer_next_{~0ULL};  // when the timer wakes next
+  std::thread timer_thread_;
+};
+
+}  // namespace grain::distributed

@@ -1,0 +1,259 @@
+// Parcel coalescing (docs/coalescing.md): no parcel lost, duplicated or reordered for every
+// knob value and with knobs changed mid-stream; the flush timer sends a queue that never
+// fills; sparse traffic bypasses the queue; the /coalescing counters agree with what the
+// receivers saw. Receivers record, per message, the sequence numbers of the coalesced
+// action's parcels (testing.hpp's observer); a message must hold consecutive numbers, and the
+// messages together every number once.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "grain/grain.hpp"
+#include "grain/instrumentation/counters.hpp"
+#include "testing.hpp"
+
+namespace grain::test::coalescing {
+
+void seq(std::int64_t) {}
+
+namespace {
+std::mutex g_m;
+std::map<std::uint32_t, std::vector<std::vector<std::int64_t>>> g_messages;  // per source
+}  // namespace
+
+void record_start() {
+  std::lock_guard lock(g_m);
+  g_messages.clear();
+  distributed::testing::observe_messages(
+      action<&seq>::info().id,
+      [](std::uint32_t source, std::uint64_t, const std::vector<std::span<const char>>& ps) {
+        std::vector<std::int64_t> m;
+        for (auto p : ps) {
+          std::int64_t v = -1;
+          if (p.size() == sizeof v) std::memcpy(&v, p.data(), sizeof v);
+          m.push_back(v);
+        }
+        std::lock_guard lock(g_m);
+        g_messages[source].push_back(std::move(m));
+      });
+}
+
+std::int64_t received_from(std::uint32_t source) {
+  std::lock_guard lock(g_m);
+  std::int64_t n = 0;
+  for (const auto& m : g_messages[source]) n += static_cast<std::int64_t>(m.size());
+  return n;
+}
+
+std::int64_t messages_from(std::uint32_t source) {
+  std::lock_guard lock(g_m);
+  return static_cast<std::int64_t>(g_messages[source].size());
+}
+
+// "" when the messages from `source` hold 0..n-1 once each, consecutive within a message.
+std::string verify(std::uint32_t source, std::int64_t n) {
+  std::lock_guard lock(g_m);
+  std::vector<int> seen(static_cast<std::size_t>(n), 0);
+  for (const auto& m : g_messages[source]) {
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      if (m[i] < 0 || m[i] >= n) return "parcel " + std::to_string(m[i]) + " out of range";
+      if (i > 0 && m[i] != m[i - 1] + 1)
+        return "message holds " + std::to_string(m[i - 1]) + " then " + std::to_string(m[i]);
+      if (seen[static_cast<std::size_t>(m[i])]++) return "duplicate " + std::to_string(m[i]);
+    }
+  }
+  for (std::int64_t i = 0; i < n; ++i)
+    if (!seen[static_cast<std::size_t>(i)]) return "lost parcel " + std::to_string(i);
+  return "";
+}
+
+void set_knobs(std::int64_t parcels, std::int64_t interval) {
+  knobs().at("coalescing.seq.parcels").set(static_cast<double>(parcels), "test");
+  knobs().at("coalescing.seq.interval").set(static_cast<double>(interval), "test");
+}
+
+// This locality sends 0..n-1 to every other locality, interleaved.
+void stream(std::int64_t n, std::int64_t parcels, std::int64_t interval) {
+  enable_coalescing(action<&seq>{});
+  set_knobs(parcels, interval);
+  const auto all = find_all_localities();
+  for (std::int64_t i = 0; i < n; ++i)
+    for (locality l : all)
+      if (l != find_here()) post(l, action<&seq>{}, i);
+}
+
+double local_counter(const std::string& what) {
+  const std::string name =
+      "/coalescing{action#seq/locality#" + std::to_string(find_here().rank()) + "}/" + what;
+  auto v = instrumentation::registry().value(name);
+  return v && v->available ? v->value : -1;
+}
+
+double messages_sent() {
+  return local_counter("count/messages");
+}
+
+namespace {
+
+bool distributed_run() {
+  return get_num_localities() > 1;
+}
+
+void record_everywhere() {
+  for (locality l : find_all_localities()) async(l, action<&record_start>{}).get();
+}
+
+// Waits (at most 20 s) until `dest` has n parcels from `source`, then checks them.
+void expect_complete(locality dest, std::uint32_t source, std::int64_t n) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (async(dest, action<&received_from>{}, source).get() < n &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_EQ(async(dest, action<&verify>{}, source, n).get(), "")
+      << "from locality#" << source << " to locality#" << dest.rank();
+}
+
+std::int64_t messages_received_from(std::uint32_t source) {
+  std::int64_t m = 0;
+  for (locality l : find_all_localities())
+    if (l.rank() != source) m += async(l, action<&messages_from>{}, source).get();
+  return m;
+}
+
+}  // namespace
+
+TEST(Coalescing, AllToAllNothingLostOrReorderedForEveryKnobValue) {
+  if (!distributed_run()) GTEST_SKIP() << "one locality: nothing to coalesce";
+  const std::int64_t n = 1500;
+  const std::vector<std::pair<std::int64_t, std::int64_t>> settings = {
+      {1, 0}, {1, 1000}, {2, 1}, {16, 10}, {64, 100}, {256, 5000}, {4096, 100000}};
+  for (auto [parcels, interval] : settings) {
+    SCOPED_TRACE("parcels " + std::to_string(parcels) + ", interval " + std::to_string(interval));
+    record_everywhere();
+    std::vector<double> before;
+    for (locality l : find_all_localities()) {
+      async(l, action<&stream>{}, std::int64_t(0), parcels, interval).get();  // knobs defined
+      before.push_back(async(l, action<&messages_sent>{}).get());
+    }
+    std::vector<future<void>> fs;
+    for (locality l : find_all_localities())
+      fs.push_back(async(l, action<&stream>{}, n, parcels, interval));
+    for (auto& f : fs) f.get();
+    for (locality dest : find_all_localities())
+      for (locality src : find_all_localities())
+        if (src != dest) expect_complete(dest, src.rank(), n);
+    // The senders' message counts are the messages the receivers saw.
+    for (locality src : find_all_localities()) {
+      EXPECT_EQ(async(src, action<&messages_sent>{}).get() - before[src.rank()],
+                static_cast<double>(messages_received_from(src.rank())));
+    }
+    if (parcels == 1 || interval == 0) {
+      EXPECT_EQ(messages_received_from(0), n * (get_num_localities() - 1));
+    }
+  }
+}
+
+TEST(Coalescing, HundredsOfKnobChangesMidStream) {
+  if (!distributed_run()) GTEST_SKIP() << "one locality: nothing to coalesce";
+  record_everywhere();
+  stream(0, 64, 100);
+  const double m0 = messages_sent(), p0 = local_counter("count/parcels");
+  std::atomic<bool> done{false};
+  std::atomic<int> changes{0};
+  // Every change happens while parcels flow: the stream goes on until 300 changes were made.
+  std::thread changer([&] {
+    std::mt19937 rng(15);
+    const char* names[] = {"coalescing.seq.parcels", "coalescing.seq.interval",
+                           "coalescing.max-bytes"};
+    while (!done) {
+      const int k = static_cast<int>(rng() % 3);
+      const double v = k == 0   ? static_cast<double>(1 + rng() % 300)
+                       : k == 1 ? static_cast<double>(rng() % 3000)
+                                : static_cast<double>(1024 + rng() % 8192);
+      knobs().at(names[k]).set(v, "test: random change");
+      ++changes;
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  });
+  const auto all = find_all_localities();
+  std::int64_t n = 0;
+  for (; n < 20000 || changes < 300; ++n)
+    for (locality l : all)
+      if (l != find_here()) post(l, action<&seq>{}, n);
+  done = true;
+  changer.join();
+  knobs().at("coalescing.max-bytes").set(1 << 20, "test: back to the default");
+  for (locality dest : all) {
+    if (dest != find_here()) expect_complete(dest, 0, n);
+  }
+  EXPECT_EQ(local_counter("count/parcels") - p0,
+            static_cast<double>(n * (get_num_localities() - 1)));
+  EXPECT_EQ(messages_sent() - m0, static_cast<double>(messages_received_from(0)));
+}
+
+TEST(Coalescing, TimerSendsAQueueThatNeverFills) {
+  if (!distributed_run()) GTEST_SKIP() << "one locality: nothing to coalesce";
+  record_everywhere();
+  stream(0, 4096, 50000);  // 50 ms: the five posts below come well within it
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));  // the last parcel is older
+  const double m0 = messages_sent();
+  const double flushes0 =
+      instrumentation::registry().value("/coalescing{locality#0/total}/count/timer-flushes")->value;
+  const locality dest(1);
+  for (std::int64_t i = 0; i < 5; ++i) post(dest, action<&seq>{}, i);
+  expect_complete(dest, 0, 5);
+  // The first parcel left alone (nothing came before it within the interval); the other
+  // four waited for the timer.
+  EXPECT_EQ(async(dest, action<&messages_from>{}, std::uint32_t(0)).get(), 2);
+  EXPECT_EQ(messages_sent() - m0, 2);
+  EXPECT_EQ(instrumentation::registry()
+                    .value("/coalescing{locality#0/total}/count/timer-flushes")
+                    ->value -
+                flushes0,
+            1);
+}
+
+TEST(Coalescing, SparseTrafficBypassesTheQueue) {
+  if (!distributed_run()) GTEST_SKIP() << "one locality: nothing to coalesce";
+  record_everywhere();
+  stream(0, 64, 1000);                  // 1 ms; the posts come 5 ms apart
+  instrumentation::registry().reset();  // the arrival average covers this test only
+  const double m0 = messages_sent();
+  const locality dest(1);
+  for (std::int64_t i = 0; i < 5; ++i) {
+    post(dest, action<&seq>{}, i);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  expect_complete(dest, 0, 5);
+  EXPECT_EQ(async(dest, action<&messages_from>{}, std::uint32_t(0)).get(), 5);
+  EXPECT_EQ(messages_sent() - m0, 5);
+  EXPECT_GT(local_counter("time/average-parcel-arrival"), 1e6);  // ns: the gaps were ≥ 5 ms
+}
+
+TEST(Coalescing, FullQueueLeavesAtOnceAndCountersAgree) {
+  if (!distributed_run()) GTEST_SKIP() << "one locality: nothing to coalesce";
+  record_everywhere();
+  stream(0, 8, 100000);  // 100 ms: only a full queue can leave before that
+  instrumentation::registry().reset();
+  const locality dest(1);
+  for (std::int64_t i = 0; i < 17; ++i) post(dest, action<&seq>{}, i);
+  // 1 alone (first after a pause), then two full messages of 8: all within milliseconds.
+  const auto t0 = std::chrono::steady_clock::now();
+  while (async(dest, action<&received_from>{}, std::uint32_t(0)).get() < 17 &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(async(dest, action<&verify>{}, std::uint32_t(0), std::int64_t(17)).get(), "");
+  EXPECT_EQ(async(dest, action<&messages_from>{}, std::uint32_t(0)).get(), 3);
+  EXPECT_EQ(local_counter("count/parcels"), 17);
+  EXPECT_EQ(local_counter("count/messages"), 3);
+  EXPECT_DOUBLE_EQ(local_counter("count/average-parcels-per-message"), 17.0 / 3.0);
+}
+
+}  // namespace grain::test::coalescing
