@@ -141,8 +141,11 @@ class perfetto_backend final : public backend {
                      o.region < rnames.size() ? rnames[o.region].c_str() : "\"?\"",
                      idle ? "idle" : "task", us(o.ts).c_str(), dur(ts - o.ts).c_str(), pid_, w);
         if (!idle) {
-          std::fprintf(f, ",\"args\":{\"guid\":%" PRIu64 ",\"parent\":%" PRIu64, o.guid, o.parent);
-          if (o.child) std::fprintf(f, ",\"resumed_child\":%" PRIu64, o.child);
+          // Ids as decimal strings: GUIDs use all 64 bits, and JavaScript's JSON.parse (the
+          // Perfetto UI, chrome://tracing) rounds numbers above 2^53 to the nearest double.
+          std::fprintf(f, ",\"args\":{\"guid\":\"%" PRIu64 "\",\"parent\":\"%" PRIu64 "\"", o.guid,
+                       o.parent);
+          if (o.child) std::fprintf(f, ",\"resumed_child\":\"%" PRIu64 "\"", o.child);
           std::fputc('}', f);
         }
         std::fputc('}', f);
