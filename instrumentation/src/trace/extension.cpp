@@ -17,15 +17,16 @@ namespace grain::instrumentation {
 namespace {
 
 // The default counters (docs/tracing.md lists them): idle rate, task duration and overhead,
-// queue lengths, the task count. Locality totals only; per-worker curves on request.
+// queue lengths, the task count. Short names: this locality's totals (not the pools' or the
+// workers', which are on request).
 const std::vector<std::string>& default_counters() {
   static const std::vector<std::string> d = {
-      "/threads{locality#*/total}/idle-rate",
-      "/threads{locality#*/total}/time/average",
-      "/threads{locality#*/total}/time/average-overhead",
-      "/threads{locality#*/total}/queue-length/pending",
-      "/threads{locality#*/total}/queue-length/staged",
-      "/threads{locality#*/total}/count/cumulative",
+      "/threads/idle-rate",
+      "/threads/time/average",
+      "/threads/time/average-overhead",
+      "/threads/queue-length/pending",
+      "/threads/queue-length/staged",
+      "/threads/count/cumulative",
   };
   return d;
 }
