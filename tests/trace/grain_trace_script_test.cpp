@@ -1,5 +1,6 @@
-// scripts/grain-trace (Python, python3-otf2 + matplotlib) on grain traces and on an OTF2
-// archive another tool wrote (tests/trace/write_foreign_otf2.py, the python otf2 writer).
+// scripts/grain-trace (Python + matplotlib, events read by grain-trace-read or python3-otf2) on
+// grain traces and on an OTF2 archive another tool wrote (tests/trace/write_foreign_otf2.py,
+// the python otf2 writer). Both readers must give the same summary, character for character.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,7 +13,16 @@
 namespace grain::test {
 namespace {
 
-const std::string script = std::string(GRAIN_SOURCE_DIR) + "/scripts/grain-trace";
+const std::string script_path = std::string(GRAIN_SOURCE_DIR) + "/scripts/grain-trace";
+
+// grain-trace-read is built into bin/ (a dependency of this test target).
+std::string fast_reader() {
+  return std::string(GRAIN_BINARY_DIR) + "/bin/grain-trace-read";
+}
+
+// The script with the C++ reader (as a user gets it) and with the Python fallback.
+const std::string script = "GRAIN_TRACE_READER='" + fast_reader() + "' " + script_path;
+const std::string python_script = "GRAIN_TRACE_READER=python " + script_path;
 
 class GrainTraceScript : public ::testing::Test {
  protected:
@@ -24,8 +34,9 @@ class GrainTraceScript : public ::testing::Test {
 TEST_F(GrainTraceScript, SummaryAndPlotOfAGrainTrace) {
   temp_path dir("script");
   {
-    grain::runtime rt(
-        {"--grain:threads=2", "--grain:trace=" + dir.str(), "--grain:sample-interval=1"}, false);
+    grain::runtime rt({"--grain:threads=2", "--grain:trace=" + dir.str(),
+                       "--grain:sample-interval=1", "--grain:trace-counters=all"},
+                      false);
     auto& k = grain::knobs().define_int("test.script.chunk", 1, 4096, 64, "a test knob");
     // Both workers must appear in the trace even on a loaded machine, where one worker can
     // run all of a small fib: the first task spins until a second one has started, which
@@ -50,6 +61,9 @@ TEST_F(GrainTraceScript, SummaryAndPlotOfAGrainTrace) {
     EXPECT_NE(r.output.find(s), std::string::npos) << "no '" << s << "' in\n" << r.output;
   // fib(12) twice: 2 * (fib(13) - 1) = 464 tasks of the fib kind (distinct GUIDs).
   EXPECT_NE(r.output.find(" 464 "), std::string::npos) << r.output;
+  auto py = run_command(python_script + " summary '" + dir.str() + "'");
+  ASSERT_EQ(py.status, 0) << py.output;
+  EXPECT_EQ(r.output, py.output) << "grain-trace-read and the python3-otf2 reader differ";
 
   const std::string png = (dir / "plot.png").string();
   r = run_command(script + " plot '" + (dir / "traces.otf2").string() + "' -o '" + png +
@@ -76,10 +90,30 @@ TEST_F(GrainTraceScript, WorksOnAnArchiveGrainDidNotWrite) {
   for (const char* s :
        {"Thread 0", "Thread 1", "solve", "MPI_Wait", "510.000 us", "90.000 us", "Decisions (0)"})
     EXPECT_NE(r.output.find(s), std::string::npos) << "no '" << s << "' in\n" << r.output;
+  auto py = run_command(python_script + " summary '" + (dir / "traces.otf2").string() + "'");
+  ASSERT_EQ(py.status, 0) << py.output;
+  EXPECT_EQ(r.output, py.output) << "grain-trace-read and the python3-otf2 reader differ";
   const std::string png = (dir / "plot.png").string();
   r = run_command(script + " plot '" + dir.str() + "' -o '" + png + "' --counter temperature");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_GT(fs::file_size(png), 5000u);
+}
+
+TEST(GrainTraceRead, BadInputIsReported) {
+  auto r = run_command("'" + fast_reader() + "' /no/such/traces.otf2");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("grain-trace-read: cannot open the OTF2 archive /no/such/traces.otf2"),
+            std::string::npos)
+      << r.output;
+  r = run_command("'" + fast_reader() + "' --bogus x.otf2");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("unknown argument --bogus"), std::string::npos) << r.output;
+  // The script takes the reader it is given: a wrong GRAIN_TRACE_READER is an error.
+  r = run_command("GRAIN_TRACE_READER=/no/such/reader " + script_path + " summary /tmp");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("GRAIN_TRACE_READER=/no/such/reader is not an executable"),
+            std::string::npos)
+      << r.output;
 }
 
 }  // namespace

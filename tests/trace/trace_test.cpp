@@ -443,7 +443,11 @@ ev = d["traceEvents"]
 x = [e for e in ev if e["ph"] == "X" and e.get("cat") == "task"]
 phases = [e for e in x if "resumed_child" not in e["args"]]
 guids = {e["args"]["guid"] for e in x}
-bad_parent = [e for e in x if e["args"]["parent"] != 0 and e["args"]["parent"] not in guids]
+bad_parent = [e for e in x if e["args"]["parent"] != "0" and e["args"]["parent"] not in guids]
+# Ids are decimal strings (JavaScript's JSON.parse rounds numbers above 2^53).
+ids = [v for e in x for k, v in e["args"].items() if k in ("guid", "parent", "resumed_child")]
+print("nonstring_ids", sum(1 for v in ids if not (isinstance(v, str) and v.isdigit())))
+print("big_ids", sum(1 for v in ids if int(v) >= 2**53))
 names = sorted(e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name")
 counters = [e for e in ev if e["ph"] == "C" and e["name"].startswith("/threads")]
 inst = [e for e in ev if e["ph"] == "i" and e["args"].get("knob") == "test.trace.perfetto"]
@@ -462,6 +466,7 @@ print("decision", inst[0]["name"], inst[0]["args"]["old_value"], inst[0]["args"]
       << r.output << "(task phases: " << phases << ")";
   EXPECT_NE(r.output.find("bad_parents 0\n"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("negative 0\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nonstring_ids 0\n"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("threads policy engine|runtime counters|worker 0|worker 1\n"),
             std::string::npos)
       << r.output;

@@ -1,7 +1,7 @@
 #pragma once
 // A worker's records in chunks that only it writes, and their lock-free way to the back end:
 // full chunks are published on a per-worker stack; the OTF2 back end's converter thread turns
-// them into OTF2 events and gives them back, the Perfetto back end keeps them until the end.
+// them into OTF2 events, the Perfetto back end's into JSON slices, and they give them back.
 // Separate from the recorder because the back ends (the consumer side) use it too.
 #include <atomic>
 #include <cstddef>

@@ -1,14 +1,35 @@
-// The trace extension: --grain:trace=DIR, --grain:trace-format, --grain:trace-overwrite.
+// The trace extension: --grain:trace=DIR, --grain:trace-format, --grain:trace-overwrite,
+// --grain:trace-counters. It also chooses the counters a trace records by default: all ~130
+// of them drown the workers in a viewer, so a trace without --grain:trace-counters keeps the
+// few a reader needs to explain a run (the knobs are always recorded, as their own curves).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "grain/ext/runtime_core.hpp"
 #include "grain/instrumentation/trace.hpp"
 
 namespace grain::instrumentation {
 namespace {
+
+// The default counters (docs/tracing.md lists them): idle rate, task duration and overhead,
+// queue lengths, the task count. Short names: this locality's totals (not the pools' or the
+// workers', which are on request).
+const std::vector<std::string>& default_counters() {
+  static const std::vector<std::string> d = {
+      "/threads/idle-rate",
+      "/threads/time/average",
+      "/threads/time/average-overhead",
+      "/threads/queue-length/pending",
+      "/threads/queue-length/staged",
+      "/threads/count/cumulative",
+  };
+  return d;
+}
 
 class trace_extension final : public extension {
  public:
@@ -25,7 +46,8 @@ class trace_extension final : public extension {
         {"trace-overwrite", "allow --grain:trace=DIR to exist (its old trace is replaced)", false,
          false, ""},
         {"trace-counters",
-         "record only the counters matching PATTERN ('*' wildcards; repeatable; default: all)",
+         "record only the counters matching PATTERN ('*' wildcards; repeatable; 'all': every "
+         "counter; default: idle rate, task duration and overhead, queue lengths, task count)",
          true, true, "PATTERN"},
     };
   }
@@ -51,6 +73,12 @@ class trace_extension final : public extension {
     cfg.format = f;
     cfg.overwrite = o.has("trace-overwrite");
     cfg.counter_patterns = o.get_all("trace-counters");
+    // trace_config's empty list means every counter.
+    if (cfg.counter_patterns.empty())
+      cfg.counter_patterns = default_counters();
+    else if (std::find(cfg.counter_patterns.begin(), cfg.counter_patterns.end(), "all") !=
+             cfg.counter_patterns.end())
+      cfg.counter_patterns.clear();
     cfg.workers = rt.num_workers();
     cfg.locality = rt.locality();
     session_ = std::make_unique<trace_session>(std::move(cfg));

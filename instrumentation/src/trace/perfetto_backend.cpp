@@ -1,19 +1,25 @@
-// Perfetto / Chrome trace-event JSON back end (DIR/trace.json): the chunks the workers publish
-// are kept in memory (32 bytes per event); at the end the records become X (complete) events,
-// counters C events, decisions i (instant) events, plus M metadata naming the threads. Loads in
-// ui.perfetto.dev and chrome://tracing.
+// Perfetto / Chrome trace-event JSON back end (DIR/trace.json), streamed: a converter thread
+// turns the chunks the workers publish into X (complete) events as they come (the open slices
+// of each worker are its only state) and gives the chunks back, as the OTF2 back end does;
+// counters become C events and decisions i (instant) events when they happen; M metadata naming
+// the threads and the closing bracket are written at the end. Memory stays at a few chunks per
+// worker however long the run. Loads in ui.perfetto.dev and chrome://tracing.
 #include <spdlog/spdlog.h>
 #include <stdio.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "../internal.hpp"
@@ -41,7 +47,119 @@ class perfetto_backend final : public backend {
     if (!out_) throw std::runtime_error("grain: cannot create " + writing_);
   }
 
-  void open_workers(session_core&) override {}
+  ~perfetto_backend() override { stop_converter(); }
+
+  // Called by start() once start_ns is known: the header, then the converter.
+  void open_workers(session_core& s) override {
+    start_ = s.start_ns;
+    session_ = &s;
+    open_.resize(nw_);
+    write(fmt_header(s.start_ns));
+    converter_ = std::thread([this] { convert_loop(); });
+  }
+
+  std::string fmt_header(std::uint64_t start_ns) const {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"grain\","
+                  "\"clock\":\"CLOCK_MONOTONIC\",\"start_ns\":%" PRIu64
+                  "},\n\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,"
+                  "\"tid\":0,\"args\":{\"name\":\"grain locality %u\"}}",
+                  start_ns, pid_, pid_);
+    return buf;
+  }
+
+  // Every event after the header starts with ",\n": the file is a JSON array being appended to.
+  void write(const std::string& text) {
+    std::lock_guard lk(file_mutex_);
+    if (out_) std::fwrite(text.data(), 1, text.size(), out_.get());
+  }
+
+  void convert_loop() {
+    while (!stop_.load(std::memory_order_acquire))
+      if (!drain()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+
+  void stop_converter() {
+    stop_.store(true, std::memory_order_release);
+    if (converter_.joinable()) converter_.join();
+  }
+
+  // The converter (or the stopping thread once the converter ended).
+  bool drain() {
+    bool did = false;
+    for (unsigned w = 0; w < nw_; ++w) {
+      worker_buf& b = session_->workers[w];
+      for (chunk* c = b.out.take_published(); c;) {
+        chunk* next = c->next;
+        convert(w, c->recs, c->recs + c->count);
+        b.out.give_back(c);
+        c = next;
+        did = true;
+      }
+    }
+    if (!buf_.empty()) {
+      write(buf_);
+      buf_.clear();
+    }
+    return did;
+  }
+
+  const std::string& region_name(std::uint32_t r) {
+    if (r >= rnames_.size()) {  // a task kind seen for the first time
+      rnames_.clear();
+      for (auto& x : session_->regions.all()) rnames_.push_back(json_string(x.first));
+    }
+    static const std::string unknown = "\"?\"";
+    return r < rnames_.size() ? rnames_[r] : unknown;
+  }
+
+  void close_slice(unsigned w, std::uint64_t ts) {
+    auto& st = open_[w].stack;
+    const open_slice o = st.back();
+    st.pop_back();
+    const bool idle = o.region == idle_region;
+    char head[160];
+    std::snprintf(head, sizeof head,
+                  ",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%s,\"dur\":%s,\"pid\":%u,\"tid\":%u",
+                  idle ? "idle" : "task", us(o.ts).c_str(), dur(ts - o.ts).c_str(), pid_, w);
+    buf_ += ",\n{\"name\":";
+    buf_ += region_name(o.region);
+    buf_ += head;
+    if (!idle) {
+      // Ids as decimal strings: GUIDs use all 64 bits, and JavaScript's JSON.parse (the
+      // Perfetto UI, chrome://tracing) rounds numbers above 2^53 to the nearest double.
+      char ids[120];
+      std::snprintf(ids, sizeof ids,
+                    ",\"args\":{\"guid\":\"%" PRIu64 "\",\"parent\":\"%" PRIu64 "\"", o.guid,
+                    o.parent);
+      buf_ += ids;
+      if (o.child) {
+        std::snprintf(ids, sizeof ids, ",\"resumed_child\":\"%" PRIu64 "\"", o.child);
+        buf_ += ids;
+      }
+      buf_ += '}';
+    }
+    buf_ += '}';
+    if (buf_.size() > (1u << 20)) {
+      write(buf_);
+      buf_.clear();
+    }
+  }
+
+  void convert(unsigned w, const rec* p, const rec* e) {
+    worker_state& ws = open_[w];
+    for (; p < e; ++p) {
+      if (p->kind == rec_enter) {
+        ws.stack.push_back({p->ts, p->guid, p->parent, ws.child, p->region});
+        ws.child = 0;
+      } else if (p->kind == rec_note) {
+        ws.child = p->guid;
+      } else if (!ws.stack.empty()) {
+        close_slice(w, p->ts);
+      }
+    }
+  }
 
   std::string us(std::uint64_t ts) const {
     char buf[40];
@@ -59,13 +177,12 @@ class perfetto_backend final : public backend {
   }
 
   void counter_event(const std::string& name, std::uint64_t ts, unsigned tid, double v) {
-    aux_.push_back("{\"name\":" + json_string(name) + ",\"ph\":\"C\",\"ts\":" + us(ts) +
-                   ",\"pid\":" + std::to_string(pid_) + ",\"tid\":" + std::to_string(tid) +
-                   ",\"args\":{\"value\":" + num(v) + "}}");
+    write(",\n{\"name\":" + json_string(name) + ",\"ph\":\"C\",\"ts\":" + us(ts) +
+          ",\"pid\":" + std::to_string(pid_) + ",\"tid\":" + std::to_string(tid) +
+          ",\"args\":{\"value\":" + num(v) + "}}");
   }
 
   void sample(session_core& s, const counter_snapshot& snap) override {
-    start_ = s.start_ns;
     const std::uint64_t ts = s.clamp_aux(snap.time_ns);
     for (std::uint32_t i : s.wanted_counters(snap))
       if (snap.values[i].available)
@@ -74,13 +191,11 @@ class perfetto_backend final : public backend {
 
   void knob_value(session_core& s, const std::string& knob, double value,
                   std::uint64_t ts) override {
-    start_ = s.start_ns;
     counter_event("knob:" + knob, s.clamp_aux(ts), nw_ + 1, value);
   }
 
-  void decision(session_core& s, const decision_record& r, std::uint64_t ts) override {
-    start_ = s.start_ns;
-    std::string e = "{\"name\":" + json_string("policy:" + r.rule) +
+  void decision(session_core&, const decision_record& r, std::uint64_t ts) override {
+    std::string e = ",\n{\"name\":" + json_string("policy:" + r.rule) +
                     ",\"cat\":\"decision\",\"ph\":\"i\",\"s\":\"t\",\"ts\":" + us(ts) +
                     ",\"pid\":" + std::to_string(pid_) + ",\"tid\":" + std::to_string(nw_ + 1) +
                     ",\"args\":{\"rule\":" + json_string(r.rule) +
@@ -90,95 +205,43 @@ class perfetto_backend final : public backend {
                     ",\"reason\":" + json_string(r.reason);
     for (auto& [n, v] : r.trigger) e += "," + json_string("trigger:" + n) + ":" + num(v);
     e += "}}";
-    aux_.push_back(std::move(e));
+    write(e);
     counter_event("knob:" + r.knob, ts, nw_ + 1, r.new_value);
   }
 
   void finalize(session_core& s, std::uint64_t t_end, trace_stats& st) override {
     if (!out_) return;
-    start_ = s.start_ns;
-    std::FILE* f = out_.get();
-    const auto regions = s.regions.all();
-    std::vector<std::string> rnames;
-    rnames.reserve(regions.size());
-    for (auto& r : regions) rnames.push_back(json_string(r.first));
-    std::fprintf(f,
-                 "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"grain\","
-                 "\"clock\":\"CLOCK_MONOTONIC\",\"start_ns\":%" PRIu64 "},\n\"traceEvents\":[\n",
-                 s.start_ns);
-    std::fprintf(f,
-                 "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,\"args\":{\"name\":"
-                 "\"grain locality %u\"}}",
-                 pid_, pid_);
+    // (start_, session_ and open_ were set by open_workers: finalize follows a start.)
+    // The rest of the workers' records: published chunks, then the chunks being written.
+    stop_converter();
+    drain();
+    for (unsigned w = 0; w < nw_; ++w) {
+      auto& b = s.workers[w];
+      if (b.out.current) {
+        convert(w, b.out.current->recs, b.out.cur);
+        b.out.cur = b.out.current->recs;
+      }
+      while (!open_[w].stack.empty()) close_slice(w, t_end);  // idle at stop; all on a signal
+      b.stack.clear();
+    }
+    std::string meta = std::move(buf_);
+    buf_.clear();
     auto thread_name = [&](unsigned tid, const std::string& name, unsigned order) {
-      std::fprintf(f,
-                   ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{"
-                   "\"name\":\"%s\"}}",
-                   pid_, tid, name.c_str());
-      std::fprintf(f,
-                   ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-                   "\"args\":{\"sort_index\":%u}}",
-                   pid_, tid, order);
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{"
+                    "\"name\":\"%s\"}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,"
+                    "\"tid\":%u,\"args\":{\"sort_index\":%u}}",
+                    pid_, tid, name.c_str(), pid_, tid, order);
+      meta += line;
     };
     for (unsigned w = 0; w < nw_; ++w) thread_name(w, "worker " + std::to_string(w), w);
     thread_name(nw_, "runtime counters", nw_);
     thread_name(nw_ + 1, "policy engine", nw_ + 1);
-
-    struct open_slice {
-      std::uint64_t ts, guid, parent, child;
-      std::uint32_t region;
-    };
-    for (unsigned w = 0; w < nw_; ++w) {
-      auto& b = s.workers[w];
-      std::vector<open_slice> stack;
-      auto close = [&](std::uint64_t ts) {
-        const open_slice o = stack.back();
-        stack.pop_back();
-        const bool idle = o.region == idle_region;
-        std::fprintf(f,
-                     ",\n{\"name\":%s,\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%s,\"dur\":%s,"
-                     "\"pid\":%u,\"tid\":%u",
-                     o.region < rnames.size() ? rnames[o.region].c_str() : "\"?\"",
-                     idle ? "idle" : "task", us(o.ts).c_str(), dur(ts - o.ts).c_str(), pid_, w);
-        if (!idle) {
-          std::fprintf(f, ",\"args\":{\"guid\":%" PRIu64 ",\"parent\":%" PRIu64, o.guid, o.parent);
-          if (o.child) std::fprintf(f, ",\"resumed_child\":%" PRIu64, o.child);
-          std::fputc('}', f);
-        }
-        std::fputc('}', f);
-      };
-      std::uint64_t child = 0;
-      auto convert = [&](const rec* p, const rec* e) {
-        for (; p < e; ++p) {
-          if (p->kind == rec_enter) {
-            stack.push_back({p->ts, p->guid, p->parent, child, p->region});
-            child = 0;
-          } else if (p->kind == rec_note) {
-            child = p->guid;
-          } else if (!stack.empty()) {
-            close(p->ts);
-          }
-        }
-      };
-      for (chunk* c = b.out.take_published(); c;) {
-        chunk* next = c->next;
-        convert(c->recs, c->recs + c->count);
-        b.out.give_back(c);
-        c = next;
-      }
-      if (b.out.current) {
-        convert(b.out.current->recs, b.out.cur);
-        b.out.cur = b.out.current->recs;
-      }
-      while (!stack.empty()) close(t_end);
-      b.stack.clear();
-    }
-    for (auto& e : aux_) {
-      std::fputs(",\n", f);
-      std::fputs(e.c_str(), f);
-    }
-    aux_.clear();
-    std::fputs("\n]}\n", f);
+    meta += "\n]}\n";
+    write(meta);
+    std::lock_guard lk(file_mutex_);
+    std::FILE* f = out_.get();
     int err = std::ferror(f) ? (errno ? errno : EIO) : 0;
     if (std::fclose(out_.release()) != 0 && !err) err = errno ? errno : EIO;
     std::error_code ec;
@@ -204,8 +267,23 @@ class perfetto_backend final : public backend {
   unsigned pid_;
   std::string writing_;
   std::uint64_t start_ = 0;
+  std::mutex file_mutex_;  // out_: the converter, the sampler and decisions write to it
   std::unique_ptr<std::FILE, file_closer> out_;
-  std::vector<std::string> aux_;
+  struct open_slice {
+    std::uint64_t ts, guid, parent, child;
+    std::uint32_t region;
+  };
+  struct worker_state {
+    std::vector<open_slice> stack;
+    std::uint64_t child = 0;  // the next Enter re-enters an inline parent of this child
+  };
+  // Converter state (the converter thread, then the stopping thread).
+  session_core* session_ = nullptr;
+  std::vector<worker_state> open_;
+  std::vector<std::string> rnames_;  // JSON-quoted region names by id
+  std::string buf_;
+  std::atomic<bool> stop_{false};
+  std::thread converter_;
 };
 
 }  // namespace
