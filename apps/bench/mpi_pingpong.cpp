@@ -11,12 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "common/app_args.hpp"
+
 namespace {
 long arg(int argc, char** argv, const std::string& name, long def) {
-  const std::string p = "--" + name + "=";
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]).rfind(p, 0) == 0) return std::strtol(argv[i] + p.size(), nullptr, 10);
-  return def;
+  return bench::args::named_integer(argc, argv, "bench-mpi-pingpong", name, def);
 }
 }  // namespace
 

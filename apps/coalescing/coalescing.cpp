@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/app_args.hpp"
 #include "grain/grain.hpp"
 #include "grain/instrumentation/counters.hpp"
 
@@ -46,18 +47,7 @@ void send_phase(std::int64_t n, std::int64_t work_ns, std::int64_t gap_us) {
 }
 
 long arg(int argc, char** argv, const std::string& name, long def) {
-  const std::string p = "--" + name + "=";
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]).rfind(p, 0) == 0) {
-      char* end = nullptr;
-      const long v = std::strtol(argv[i] + p.size(), &end, 10);
-      if (*end != '\0' || v < 0) {
-        std::fprintf(stderr, "grain-coalescing: bad value in %s\n", argv[i]);
-        std::exit(2);
-      }
-      return v;
-    }
-  return def;
+  return bench::args::named_integer(argc, argv, "grain-coalescing", name, def);
 }
 
 double counter(const std::string& name) {
@@ -68,13 +58,15 @@ double counter(const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  grain::runtime rt(argc, argv);  // ranks other than 0 serve here
+  // Options first: a bad one ends the program before the runtime starts (every rank sees the
+  // same command line).
   std::string phases = "dense,sparse,dense";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--phases=", 0) == 0) {
       phases = a.substr(9);
-    } else if (a.rfind("--parcels=", 0) && a.rfind("--work-ns=", 0) && a.rfind("--gap-us=", 0)) {
+    } else if (a.rfind("--grain:", 0) && a.rfind("--parcels=", 0) && a.rfind("--work-ns=", 0) &&
+               a.rfind("--gap-us=", 0)) {
       std::fprintf(stderr,
                    "grain-coalescing: unknown option %s (--phases= --parcels= --work-ns= "
                    "--gap-us=)\n",
@@ -85,6 +77,7 @@ int main(int argc, char** argv) {
   const long n = arg(argc, argv, "parcels", 100000);
   const long work_ns = arg(argc, argv, "work-ns", 200);
   const long gap_us = arg(argc, argv, "gap-us", 200);
+  grain::runtime rt(argc, argv);  // ranks other than 0 serve here
   std::vector<std::string> list;
   std::stringstream ss(phases);
   for (std::string p; std::getline(ss, p, ',');) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/app_args.hpp"
 #include "grain/grain.hpp"
 
 namespace {
@@ -43,28 +44,18 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 long arg(int argc, char** argv, const std::string& name, long def) {
-  const std::string p = "--" + name + "=";
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]).rfind(p, 0) == 0) {
-      char* end = nullptr;
-      const long v = std::strtol(argv[i] + p.size(), &end, 10);
-      if (*end != '\0' || v < 0) {
-        std::fprintf(stderr, "grain-pingpong: bad value in %s\n", argv[i]);
-        std::exit(2);
-      }
-      return v;
-    }
-  return def;
+  return bench::args::named_integer(argc, argv, "grain-pingpong", name, def);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  grain::runtime rt(argc, argv);  // ranks other than 0 serve here
+  // Options first: a bad one ends the program before the runtime starts (every rank sees the
+  // same command line).
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a.rfind("--round-trips=", 0) && a.rfind("--posts=", 0) && a.rfind("--bytes=", 0) &&
-        a.rfind("--reps=", 0)) {
+    if (a.rfind("--grain:", 0) && a.rfind("--round-trips=", 0) && a.rfind("--posts=", 0) &&
+        a.rfind("--bytes=", 0) && a.rfind("--reps=", 0)) {
       std::fprintf(stderr,
                    "grain-pingpong: unknown option %s (--round-trips= --posts= --bytes= --reps=)\n",
                    argv[i]);
@@ -75,6 +66,7 @@ int main(int argc, char** argv) {
   const long posts = arg(argc, argv, "posts", 200000);
   const long bytes = arg(argc, argv, "bytes", 8);
   const long reps = std::max(1L, arg(argc, argv, "reps", 5));
+  grain::runtime rt(argc, argv);  // ranks other than 0 serve here
   if (grain::get_num_localities() < 2) {
     std::fprintf(stderr, "grain-pingpong: needs two localities: mpirun -np 2 grain-pingpong\n");
     return 2;

@@ -2,6 +2,7 @@
 // The command line of the seed-002 applications (grain-alignment, grain-pyramids,
 // grain-uts-std and bench-apps-*): --key=value arguments checked as they are read, so a bad
 // one is reported (by main, with the usage) before any work starts. Runtime-free.
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -28,6 +29,26 @@ inline long integer(const kv& a, long lo, long hi) {
   const long x = std::strtol(a.value.c_str(), &end, 10);
   if (a.value.empty() || *end != '\0' || x < lo || x > hi) throw bad_argument{a.arg};
   return x;
+}
+
+// The value of --NAME=INTEGER anywhere in argv (def when absent), in [lo, hi]; a bad value
+// ends the program with status 2 and a message naming `prog` and the argument. For programs
+// whose other arguments are parsed elsewhere (grain-pingpong, grain-coalescing,
+// bench-mpi-pingpong).
+inline long named_integer(int argc, char** argv, const char* prog, const std::string& name,
+                          long def, long lo = 0, long hi = 1L << 62) {
+  const std::string p = "--" + name + "=";
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind(p, 0) == 0) {
+      try {
+        return integer(split(argv[i]), lo, hi);
+      } catch (const bad_argument&) {
+        std::fprintf(stderr, "%s: bad value in %s (an integer in [%ld, %ld])\n", prog, argv[i], lo,
+                     hi);
+        std::exit(2);
+      }
+    }
+  return def;
 }
 
 }  // namespace bench::args
