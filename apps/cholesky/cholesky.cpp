@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "../critical/command_line.hpp"
 #include "factor.hpp"
 #include "grain/grain.hpp"
 #include "threaded_peer.hpp"
@@ -30,32 +31,21 @@ struct options {
   bool check = true;
 };
 
-long to_long(const std::string& arg, const std::string& v, long lo, long hi) {
-  char* end = nullptr;
-  const long x = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || x < lo || x > hi)
-    throw std::invalid_argument("bad value in '" + arg + "' (an integer in [" + std::to_string(lo) +
-                                ", " + std::to_string(hi) + "])");
-  return x;
-}
-
 options parse(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    const auto eq = a.find('=');
-    const std::string key = a.substr(0, eq);
-    const std::string val = eq == std::string::npos ? "" : a.substr(eq + 1);
+    const auto [key, val] = critical::split_option(a);
     if (key == "--n")
-      o.n = static_cast<int>(to_long(a, val, 1, 46340));  // n² fits in an int
+      o.n = static_cast<int>(critical::to_long(a, val, 1, 46340));  // n² fits in an int
     else if (key == "--b")
-      o.b = static_cast<int>(to_long(a, val, 1, 46340));
+      o.b = static_cast<int>(critical::to_long(a, val, 1, 46340));
     else if (key == "--critical")
       o.critical = val;
     else if (key == "--critical-via")
       o.via = val;
     else if (key == "--repeat")
-      o.repeat = static_cast<int>(to_long(a, val, 1, 1000));
+      o.repeat = static_cast<int>(critical::to_long(a, val, 1, 1000));
     else if (a == "--peer")
       o.peer = true;
     else if (key == "--check" && (val == "on" || val == "off"))
@@ -64,14 +54,6 @@ options parse(int argc, char** argv) {
       throw std::invalid_argument("unknown option '" + a + "'");
   }
   return o;
-}
-
-// "critical:1 default:1": the split of the workers the run had.
-std::string pools_line(grain::runtime& rt) {
-  std::string s;
-  for (const auto& p : rt.core().pools())
-    s += (s.empty() ? "" : " ") + p.name + ":" + std::to_string(p.workers.size());
-  return s;
 }
 
 }  // namespace
@@ -127,8 +109,8 @@ int main(int argc, char** argv) {
     std::printf(
         "cholesky(n=%d, b=%d, %d tiles) in %.4f s = %.2f GFLOP/s on %u workers (pools %s); "
         "critical %s; residual %s\n",
-        o.n, o.b, m.tiles(), s, cholesky::flops(o.n) / s * 1e-9, workers, pools_line(rt).c_str(),
-        route.describe().c_str(), res.c_str());
+        o.n, o.b, m.tiles(), s, cholesky::flops(o.n) / s * 1e-9, workers,
+        critical::pools_line(rt).c_str(), route.describe().c_str(), res.c_str());
   }
   if (o.peer) {
     cholesky::peer_result p;

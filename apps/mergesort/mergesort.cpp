@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "../critical/command_line.hpp"
 #include "grain/grain.hpp"
 #include "inputs.hpp"
 #include "sort_tasks.hpp"
@@ -30,49 +31,31 @@ struct options {
   bool dataflow = false;  // --form=dataflow
 };
 
-long to_long(const std::string& arg, const std::string& v, long lo, long hi) {
-  char* end = nullptr;
-  const long x = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || x < lo || x > hi)
-    throw std::invalid_argument("bad value in '" + arg + "' (an integer in [" + std::to_string(lo) +
-                                ", " + std::to_string(hi) + "])");
-  return x;
-}
-
 options parse(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    const auto eq = a.find('=');
-    const std::string key = a.substr(0, eq);
-    const std::string val = eq == std::string::npos ? "" : a.substr(eq + 1);
+    const auto [key, val] = critical::split_option(a);
     if (key == "--n")
-      o.n = to_long(a, val, 0, 1L << 31);
+      o.n = critical::to_long(a, val, 0, 1L << 31);
     else if (key == "--leaf")
-      o.leaf = to_long(a, val, 1, 1L << 31);
+      o.leaf = critical::to_long(a, val, 1, 1L << 31);
     else if (key == "--input")
       o.input = val;
     else if (key == "--seed")
-      o.seed = to_long(a, val, 0, 1L << 62);
+      o.seed = critical::to_long(a, val, 0, 1L << 62);
     else if (key == "--critical")
       o.critical = val;
     else if (key == "--critical-via")
       o.via = val;
     else if (key == "--repeat")
-      o.repeat = static_cast<int>(to_long(a, val, 1, 1000));
+      o.repeat = static_cast<int>(critical::to_long(a, val, 1, 1000));
     else if (key == "--form" && (val == "listing" || val == "dataflow"))
       o.dataflow = val == "dataflow";
     else
       throw std::invalid_argument("unknown option '" + a + "'");
   }
   return o;
-}
-
-std::string pools_line(grain::runtime& rt) {
-  std::string s;
-  for (const auto& p : rt.core().pools())
-    s += (s.empty() ? "" : " ") + p.name + ":" + std::to_string(p.workers.size());
-  return s;
 }
 
 }  // namespace
@@ -90,15 +73,14 @@ int main(int argc, char** argv) {
     input = mergesort::make_input(o.input, static_cast<std::size_t>(o.n),
                                   static_cast<std::uint64_t>(o.seed));
   } catch (const std::invalid_argument& e) {
-    std::fprintf(
-        stderr,
-        "grain-mergesort: %s\n"
-        "usage: grain-mergesort [--n=10000000] [--leaf=20000] [--input=random|sorted|"
-        "reverse|equal|few|organ|sawtooth]\n"
-        "                       [--seed=1] [--critical=none|auto|merge,split,sort]\n"
-        "                       [--critical-via=pool|priority] [--form=listing|dataflow]\n"
-        "                       [--repeat=R] [--grain:...]\n",
-        e.what());
+    std::fprintf(stderr,
+                 "grain-mergesort: %s\n"
+                 "usage: grain-mergesort [--n=10000000] [--leaf=20000] [--input=random|sorted|"
+                 "reverse|equal|few|organ|sawtooth]\n"
+                 "                       [--seed=1] [--critical=none|auto|merge,split,sort]\n"
+                 "                       [--critical-via=pool|priority] [--form=listing|dataflow]\n"
+                 "                       [--repeat=R] [--grain:...]\n",
+                 e.what());
     return 2;
   }
   std::vector<int> expected = input;
@@ -121,7 +103,7 @@ int main(int argc, char** argv) {
         "mergesort(n=%ld, leaf=%ld, input=%s, %s) in %.4f s on %u workers (pools %s); "
         "critical %s; verified\n",
         o.n, o.leaf, o.input.c_str(), o.dataflow ? "dataflow" : "listing", s, rt.num_workers(),
-        pools_line(rt).c_str(), route.describe().c_str());
+        critical::pools_line(rt).c_str(), route.describe().c_str());
   }
   std::fflush(stdout);
   return 0;
