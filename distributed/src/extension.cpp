@@ -7,6 +7,8 @@
 
 #include "grain/ext/runtime_core.hpp"
 #include "grain/instrumentation/counters.hpp"
+#include "grain/instrumentation/trace_group.hpp"
+#include "mpi_trace_group.hpp"
 #include "parcel_counters.hpp"
 #include "parcelport.hpp"
 
@@ -36,6 +38,11 @@ class distributed_extension final : public extension {
     if (!port_->make_current_if_none())
       throw option_error("a distributed runtime is already running in this process");
     rt.set_locality(port_->rank(), port_->size());
+    // Before the trace extension is configured: a trace of several ranks is one archive.
+    if (port_->distributed()) {
+      trace_group_ = make_mpi_trace_group(port_->network()->network_mutex());
+      instrumentation::set_trace_group(trace_group_.get());
+    }
     for (const std::string& list : opts.get_all("coalescing")) enable_listed(list);
     if (port_->distributed())
       spdlog::debug("grain: locality#{} of {} ({})", port_->rank(), port_->size(),
@@ -57,11 +64,17 @@ class distributed_extension final : public extension {
     for (int id : counters_) instrumentation::registry().remove(id);
     counters_.clear();
     if (port_->coalescing()) port_->coalescing()->publish_counters(nullptr);
+    // The trace stopped before us (extensions stop in reverse order); its communicator goes
+    // before MPI does.
+    instrumentation::set_trace_group(nullptr);
+    trace_group_.reset();
     port_->finalize();
     port_->make_current(false);
   }
 
   ~distributed_extension() override {
+    if (trace_group_) instrumentation::set_trace_group(nullptr);
+    trace_group_.reset();
     if (port_) port_->make_current(false);
   }
 
@@ -89,6 +102,7 @@ class distributed_extension final : public extension {
   }
 
   std::unique_ptr<parcelport> port_;
+  std::unique_ptr<instrumentation::trace_group> trace_group_;
   int background_ = -1;
   std::vector<int> counters_;
 };

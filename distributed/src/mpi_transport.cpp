@@ -18,6 +18,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "grain/instrumentation/trace_group.hpp"
+
 namespace grain::distributed {
 
 namespace {
@@ -79,11 +81,12 @@ class mpi_transport final : public transport {
   std::uint32_t size() const noexcept override { return size_; }
   const char* description() const noexcept override { return level_; }
 
-  void send(std::uint32_t dest, message_tag tag, std::vector<char> bytes) override {
+  void send(std::uint32_t dest, message_tag tag, std::vector<char> bytes,
+            std::uint32_t parcels) override {
     pending_.fetch_add(1, std::memory_order_relaxed);
     {
       std::lock_guard lock(outbox_mutex_);
-      outbox_.push_back({dest, tag, std::move(bytes), MPI_REQUEST_NULL});
+      outbox_.push_back({dest, tag, std::move(bytes), MPI_REQUEST_NULL, parcels});
     }
     // Start it now when the network is free: a call's latency should not wait for the next
     // progress round.
@@ -105,6 +108,8 @@ class mpi_transport final : public transport {
     for (auto& m : got) deliver(m.source, m.tag, std::move(m.bytes));
     return moved;
   }
+
+  std::mutex& network_mutex() noexcept override { return network_; }
 
   std::size_t sends_pending() const noexcept override {
     return pending_.load(std::memory_order_relaxed);
@@ -138,6 +143,7 @@ class mpi_transport final : public transport {
     message_tag tag;
     std::vector<char> bytes;
     MPI_Request request;
+    std::uint32_t parcels = 1;
   };
 
   // With network_ held. At most max_in_flight sends are started: beyond that Open MPI's ob1
@@ -160,6 +166,10 @@ class mpi_transport final : public transport {
       if (rc != MPI_SUCCESS)
         throw std::runtime_error("grain: MPI_Isend to rank " + std::to_string(m.source) +
                                  " failed: " + mpi_error(rc));
+      // In the order MPI matches them (non-overtaking per destination): the trace pairs its
+      // send and receive records in that order.
+      instrumentation::trace_message_sent(m.source, static_cast<std::uint32_t>(m.tag),
+                                          m.bytes.size(), m.parcels);
       in_flight_.push_back(std::move(m));
     }
     return true;
@@ -203,6 +213,8 @@ class mpi_transport final : public transport {
       if (rc != MPI_SUCCESS)
         throw std::runtime_error("grain: receiving from rank " + std::to_string(m.source) +
                                  " failed: " + mpi_error(rc));
+      instrumentation::trace_message_received(m.source, static_cast<std::uint32_t>(m.tag),
+                                              m.bytes.size());
       receiving_.push_back(std::move(m));
       moved = true;
     }

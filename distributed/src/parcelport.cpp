@@ -27,10 +27,11 @@ parcelport::parcelport(std::unique_ptr<transport> t) : net_(std::move(t)) {
   };
   if (distributed())
     coalescer_ = std::make_unique<coalescer>(
-        rank_, size_, [this](std::uint32_t dest, std::vector<char>&& msg, std::size_t) {
+        rank_, size_, [this](std::uint32_t dest, std::vector<char>&& msg, std::size_t parcels) {
           counts_.messages_sent.fetch_add(1, std::memory_order_relaxed);
           counts_.bytes_sent.fetch_add(msg.size(), std::memory_order_relaxed);
-          net_->send(dest, message_tag::parcels, std::move(msg));
+          net_->send(dest, message_tag::parcels, std::move(msg),
+                     static_cast<std::uint32_t>(parcels));
         });
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace grain::distributed {
@@ -20,7 +21,9 @@ class transport {
   virtual std::uint32_t size() const noexcept = 0;
   // Queues the message and starts it when no other thread is in the network; never waits
   // for the network.
-  virtual void send(std::uint32_t dest, message_tag tag, std::vector<char> bytes) = 0;
+  // `parcels`: how many parcels the message carries (for the trace's message records).
+  virtual void send(std::uint32_t dest, message_tag tag, std::vector<char> bytes,
+                    std::uint32_t parcels = 1) = 0;
   // Starts queued sends, completes finished ones, receives what has arrived and hands each
   // message to `r` (outside the network lock). Returns true when anything moved. A thread
   // that finds another one progressing returns false at once.
@@ -30,6 +33,9 @@ class transport {
   // Completes every send (blocking) and shuts the network down (MPI_Finalize when grain
   // initialised MPI). Collective: every rank calls it.
   virtual void finalize() = 0;
+  // Held around every MPI call (MPI_THREAD_SERIALIZED); other MPI users of the process (the
+  // trace's collectives) take it too.
+  virtual std::mutex& network_mutex() noexcept = 0;
   // The MPI thread level in words, for the log and docs.
   virtual const char* description() const noexcept = 0;
 };

@@ -13,6 +13,15 @@ namespace grain::instrumentation::trace_detail {
 
 struct session_core;
 
+// A message of the network layer (grain/instrumentation/trace_group.hpp).
+struct message_record {
+  bool sent = true;           // false: received
+  unsigned peer = 0;          // destination or source rank
+  std::uint32_t tag = 0;      // the network's tag (parcels, control)
+  std::uint64_t bytes = 0;    // the message's size
+  std::uint32_t parcels = 0;  // parcels in a sent message (0: not known)
+};
+
 // The parts of a back end that are not on the task path (all called with aux_mutex held,
 // except finalize, which runs after every worker left its hooks).
 class backend {
@@ -26,6 +35,8 @@ class backend {
                           std::uint64_t ts) = 0;
   // r.type says how to write the values (integer knobs as integers).
   virtual void decision(session_core& s, const decision_record& r, std::uint64_t ts) = 0;
+  // A message sent or received by this process (aux mutex held; in the network's order).
+  virtual void message(session_core&, const message_record&, std::uint64_t /*ts*/) {}
   // Every worker left its hooks: convert what is left (published chunks and the current ones),
   // close the open regions of every worker at t_end, write everything, close the files.
   virtual void finalize(session_core& s, std::uint64_t t_end, trace_stats& st) = 0;

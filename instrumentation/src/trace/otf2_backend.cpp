@@ -1,7 +1,10 @@
 // OTF2 back end: a converter thread turns the chunks the workers publish into OTF2 events, one
 // event writer per worker location (OTF2 writes a chunk to its file when full); the METRIC location
 // "runtime counters" and the "policy engine" location are written under the session's aux mutex;
-// definitions are written once, at the end, by the stopping thread.
+// definitions are written once, at the end, by the stopping thread. With several ranks (an
+// MPI job) every rank writes its own locations into one archive through OTF2's collective
+// callbacks; rank 0 unifies the definitions (definitions_exchange.hpp) and the ranks' clocks
+// are tied to rank 0's by offsets measured at the start and at the end.
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
@@ -10,6 +13,8 @@
 #include <otf2/otf2.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdarg>
@@ -18,14 +23,17 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
 
 #include "../run_info.hpp"
+#include "definitions_exchange.hpp"
 #include "grain/clock.hpp"
 #include "grain/instrumentation/counters.hpp"
 #include "grain/options.hpp"
+#include "otf2_collectives.hpp"
 #include "session_core.hpp"
 
 namespace grain::instrumentation::trace_detail {
@@ -45,8 +53,16 @@ enum attribute_id : std::uint32_t {
   attr_requested = 7,
   attr_clamped = 8,
   attr_reason = 9,
-  fixed_attributes = 10
+  attr_parcels = 10,
+  fixed_attributes = 11
 };
+
+// Location indices after the workers' (0..workers-1).
+enum aux_location : unsigned { metric_location = 0, policy_location = 1, network_location = 2 };
+
+// The communicator of the parcels' MpiSend/MpiRecv records, and its groups.
+constexpr OTF2_CommRef parcels_comm = 0;
+constexpr OTF2_GroupRef comm_locations_group = 0, comm_ranks_group = 1;
 
 // userData: the writer's "failed" flag. After a failed write OTF2's buffers are not to be
 // trusted (flushing them again at close crashes in OTF2_File_Write): they are dropped.
@@ -173,7 +189,15 @@ class otf2_backend final : public backend {
     OTF2_Archive_SetFlushCallbacks(archive_, &flush_callbacks, &failed_);
     grave_.failed = &failed_;
     OTF2_Archive_SetMemoryCallbacks(archive_, &memory_callbacks, &grave_);
-    OTF2_Archive_SetSerialCollectiveCallbacks(archive_);
+    group_ = s.group && s.group->size() > 1 ? s.group : nullptr;
+    rank_ = s.cfg.locality;
+    if (group_) {
+      rank_ = group_->rank();
+      OTF2_Archive_SetCollectiveCallbacks(archive_, otf2_group_callbacks(), group_, nullptr,
+                                          nullptr);
+    } else {
+      OTF2_Archive_SetSerialCollectiveCallbacks(archive_);
+    }
     OTF2_Pthread_Archive_SetLockingCallbacks(archive_, nullptr);
     OTF2_Archive_SetCreator(archive_, (std::string("grain ") + options::version()).c_str());
     OTF2_Archive_SetDescription(archive_, "grain tasks, counters and policy decisions");
@@ -188,7 +212,6 @@ class otf2_backend final : public backend {
       archive_ = nullptr;
       throw std::runtime_error("grain: cannot open the OTF2 event files in " + dir.string());
     }
-    rank_ = s.cfg.locality;
     nw_ = s.cfg.workers;
     str("");  // string 0: the empty string
   }
@@ -199,9 +222,12 @@ class otf2_backend final : public backend {
     if (archive_ && !failed()) OTF2_Archive_Close(archive_);  // see finalize
   }
 
-  OTF2_LocationRef loc(std::uint64_t index) const {
-    return (static_cast<std::uint64_t>(rank_) << 32) | index;
+  OTF2_LocationRef loc(std::uint64_t index) const { return loc_of(rank_, index); }
+  static OTF2_LocationRef loc_of(std::uint64_t rank, std::uint64_t index) {
+    return (rank << 32) | index;
   }
+  // Workers, counters, policy engine, and with several ranks the network.
+  unsigned locations() const { return nw_ + (group_ ? 3 : 2); }
 
   void open_workers(session_core& s) override {
     OTF2_Archive_SetProperty(archive_, "GRAIN::START_TIME",
@@ -213,11 +239,20 @@ class otf2_backend final : public backend {
         throw std::runtime_error("grain: cannot create OTF2 event writers");
     }
     pending_child_.assign(nw_, 0);
-    metric_evt_ = OTF2_Archive_GetEvtWriter(archive_, loc(nw_));
-    policy_evt_ = OTF2_Archive_GetEvtWriter(archive_, loc(nw_ + 1));
+    metric_evt_ = OTF2_Archive_GetEvtWriter(archive_, loc(nw_ + metric_location));
+    policy_evt_ = OTF2_Archive_GetEvtWriter(archive_, loc(nw_ + policy_location));
     policy_attrs_ = OTF2_AttributeList_New();
     if (!metric_evt_ || !policy_evt_ || !policy_attrs_)
       throw std::runtime_error("grain: cannot create OTF2 event writers");
+    if (group_) {
+      network_evt_ = OTF2_Archive_GetEvtWriter(archive_, loc(nw_ + network_location));
+      network_attrs_ = OTF2_AttributeList_New();
+      if (!network_evt_ || !network_attrs_)
+        throw std::runtime_error("grain: cannot create OTF2 event writers");
+      // Every rank at the same point of its start: rank 0's clock is the trace's.
+      start_local_ns_ = now_ns();
+      start_offset_ = group_->measure_clock_offset(&now_ns);
+    }
     session_ = &s;
     converter_ = std::thread([this] { convert_loop(); });
   }
@@ -406,6 +441,22 @@ class otf2_backend final : public backend {
     if (bad) fail();
   }
 
+  void message(session_core&, const message_record& m, std::uint64_t ts) override {
+    if (!network_evt_ || failed()) return;
+    OTF2_ErrorCode rc;
+    if (m.sent) {
+      OTF2_AttributeList_AddUint32(network_attrs_, attr_parcels, m.parcels);
+      rc = OTF2_EvtWriter_MpiSend(network_evt_, network_attrs_, ts, m.peer, parcels_comm, m.tag,
+                                  m.bytes);
+    } else {
+      rc = OTF2_EvtWriter_MpiRecv(network_evt_, nullptr, ts, m.peer, parcels_comm, m.tag, m.bytes);
+    }
+    if (rc != OTF2_SUCCESS) {
+      ++aux_errors_;
+      fail();
+    }
+  }
+
   void finalize(session_core& s, std::uint64_t t_end, trace_stats& st) override {
     if (!archive_) return;
     // The rest of the workers' records: published chunks, then the chunks being written.
@@ -428,7 +479,7 @@ class otf2_backend final : public backend {
       }
       b.stack.clear();
     }
-    std::vector<std::uint64_t> nevents(nw_ + 2, 0);
+    std::vector<std::uint64_t> nevents(locations(), 0);
     auto check = [this](OTF2_ErrorCode rc) {
       if (rc != OTF2_SUCCESS) fail();
     };
@@ -443,24 +494,32 @@ class otf2_backend final : public backend {
     for (auto* a : attrs_) OTF2_AttributeList_Delete(a);
     writers_.clear();
     attrs_.clear();
-    OTF2_EvtWriter_GetNumberOfEvents(metric_evt_, &nevents[nw_]);
-    OTF2_EvtWriter_GetNumberOfEvents(policy_evt_, &nevents[nw_ + 1]);
-    if (!failed()) check(OTF2_Archive_CloseEvtWriter(archive_, metric_evt_));
-    if (!failed()) check(OTF2_Archive_CloseEvtWriter(archive_, policy_evt_));
-    OTF2_AttributeList_Delete(policy_attrs_);
-    if (!failed()) check(OTF2_Archive_CloseEvtFiles(archive_));
-    if (!failed()) {
-      // Local definition files (empty: our ids are global already).
-      check(OTF2_Archive_OpenDefFiles(archive_));
-      for (unsigned i = 0; i < nw_ + 2 && !failed(); ++i) {
-        OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(archive_, loc(i));
-        check(OTF2_Archive_CloseDefWriter(archive_, dw));
-      }
-      if (!failed()) check(OTF2_Archive_CloseDefFiles(archive_));
+    OTF2_EvtWriter* aux[] = {metric_evt_, policy_evt_, network_evt_};
+    for (unsigned i = 0; i < locations() - nw_; ++i) {
+      OTF2_EvtWriter_GetNumberOfEvents(aux[i], &nevents[nw_ + i]);
+      if (!failed()) check(OTF2_Archive_CloseEvtWriter(archive_, aux[i]));
     }
-    if (!failed()) write_global_defs(s, t_end, nevents);
-    if (!failed()) check(OTF2_Archive_Close(archive_));
-    archive_ = nullptr;
+    OTF2_AttributeList_Delete(policy_attrs_);
+    if (network_attrs_) OTF2_AttributeList_Delete(network_attrs_);
+    network_evt_ = nullptr;
+
+    if (group_ && s.emergency) {
+      // A signal on this rank: the others are not at their end, so nothing collective can
+      // run. The events written so far stay, without definitions.
+      fail_because(
+          "stopped by a signal; a multi-rank archive is completed only when every "
+          "rank ends normally");
+    } else if (group_) {
+      end_local_ns_ = now_ns();
+      end_offset_ = group_->measure_clock_offset(&now_ns);
+      // All ranks go on, or all give up: a rank that cannot write must not leave the others
+      // waiting in OTF2's collectives.
+      const bool everyone_ok = agree(!failed());
+      if (!everyone_ok && !failed()) fail_because("another rank could not write its part");
+      if (everyone_ok) finish_archive(s, t_end, nevents);
+    } else if (!failed()) {
+      finish_archive(s, t_end, nevents);
+    }
     failed();  // an error OTF2 only reported to the callback
 
     std::error_code ec;
@@ -470,9 +529,11 @@ class otf2_backend final : public backend {
     st.errors += aux_errors_ + worker_errors_;
     if (failed()) {
       // Whatever made it to the disk stays, under names no viewer takes for a whole trace.
-      for (const char* n : {"traces.otf2", "traces.def", "traces"})
-        if (fs::exists(dir / n, ec))
-          fs::rename(dir / n, dir / (std::string(n) + ".incomplete"), ec);
+      // (Rank 0 renames the archive the ranks share.)
+      if (!group_ || rank_ == 0)
+        for (const char* n : {"traces.otf2", "traces.def", "traces"})
+          if (fs::exists(dir / n, ec))
+            fs::rename(dir / n, dir / (std::string(n) + ".incomplete"), ec);
       st.complete = false;
       st.path = s.path + ".incomplete";
       std::lock_guard lk(error_mutex_);
@@ -480,18 +541,163 @@ class otf2_backend final : public backend {
     }
   }
 
-  void write_global_defs(session_core& s, std::uint64_t t_end,
-                         const std::vector<std::uint64_t>& nevents) {
+  // With several ranks: true when `mine` is true on every rank (collective).
+  bool agree(bool mine) {
+    const unsigned n = group_->size();
+    std::vector<unsigned char> all(n, 0);
+    const unsigned char me = mine ? 1 : 0;
+    const std::vector<std::size_t> counts(n, 1);
+    group_->gatherv(&me, 1, all.data(), counts.data(), 0);
+    unsigned char verdict = 1;
+    for (unsigned char a : all) verdict &= a;
+    group_->broadcast(&verdict, 1, 0);
+    return verdict != 0;
+  }
+
+  void fail_because(const std::string& why) {
+    if (failed_.exchange(true)) return;
+    {
+      std::lock_guard lk(error_mutex_);
+      error_ = why;
+    }
+    spdlog::error("grain: trace {}: {}; the archive is left incomplete ({}.incomplete)", path_, why,
+                  path_);
+  }
+
+  // This rank's definitions in its own ids, timestamps on rank 0's clock.
+  local_definitions local_defs(session_core& s, std::uint64_t t_end,
+                               const std::vector<std::uint64_t>& nevents) const {
+    local_definitions d;
+    d.rank = rank_;
+    d.host = run_.host;
+    d.workers = nw_;
+    d.start_ns =
+        static_cast<std::uint64_t>(static_cast<std::int64_t>(s.start_ns) + start_offset_.offset_ns);
+    d.end_ns = static_cast<std::uint64_t>(static_cast<std::int64_t>(t_end) + end_offset_.offset_ns);
+    d.strings = string_list_;
+    for (auto& [name, kind] : s.regions.all())
+      d.regions.push_back({name, static_cast<std::uint8_t>(kind)});
+    for (auto& m : metrics_)
+      d.metrics.push_back({m.name, m.unit, m.description, static_cast<std::uint8_t>(m.mode)});
+    d.triggers = trigger_list_;
+    d.events = nevents;
+    return d;
+  }
+
+  // Close the event files, exchange and unify the definitions, write the mapping tables and
+  // clock offsets (local definitions) and the global definitions (rank 0), close the archive.
+  // Collective with several ranks; from here on every rank makes the same OTF2 calls.
+  void finish_archive(session_core& s, std::uint64_t t_end,
+                      const std::vector<std::uint64_t>& nevents) {
     auto check = [this](OTF2_ErrorCode rc) {
       if (rc != OTF2_SUCCESS) fail();
     };
-    const auto regions = s.regions.all();
+    // One rank alone stops at the first failure (see above); several go on together.
+    const auto stop_here = [this] { return !group_ && failed(); };
+    check(OTF2_Archive_CloseEvtFiles(archive_));
+    if (stop_here()) return;
+    const local_definitions mine = local_defs(s, t_end, nevents);
+    std::vector<local_definitions> ranks;
+    id_mappings my_mappings;
+    unified_definitions unified;
+    if (group_) {
+      exchange(mine, ranks, unified, my_mappings);
+    } else {
+      ranks.push_back(mine);
+      unified = unify(ranks, fixed_attributes);
+    }
+    check(OTF2_Archive_OpenDefFiles(archive_));
+    for (unsigned i = 0; i < locations(); ++i) {
+      OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(archive_, loc(i));
+      if (!dw) {
+        fail();
+        continue;
+      }
+      // Rank 0's ids are the global ones (unify numbers them first) and its clock is the
+      // reference: only the other ranks need mappings and offsets.
+      if (group_ && rank_ != 0) {
+        write_mapping(dw, OTF2_MAPPING_STRING, my_mappings.strings);
+        write_mapping(dw, OTF2_MAPPING_REGION, my_mappings.regions);
+        write_mapping(dw, OTF2_MAPPING_METRIC, my_mappings.metrics);
+        write_mapping(dw, OTF2_MAPPING_ATTRIBUTE, my_mappings.attributes);
+        check(OTF2_DefWriter_WriteClockOffset(dw, start_local_ns_, start_offset_.offset_ns,
+                                              start_offset_.uncertainty_ns));
+        check(OTF2_DefWriter_WriteClockOffset(dw, end_local_ns_, end_offset_.offset_ns,
+                                              end_offset_.uncertainty_ns));
+      }
+      check(OTF2_Archive_CloseDefWriter(archive_, dw));
+    }
+    check(OTF2_Archive_CloseDefFiles(archive_));
+    if (stop_here()) return;
+    if (rank_ == 0 || !group_) write_global_defs(s, unified, ranks);
+    if (stop_here()) return;
+    check(OTF2_Archive_Close(archive_));
+    archive_ = nullptr;
+  }
 
+  void write_mapping(OTF2_DefWriter* dw, OTF2_MappingType type,
+                     const std::vector<std::uint64_t>& map) {
+    bool identity = true;
+    for (std::size_t i = 0; i < map.size() && identity; ++i) identity = map[i] == i;
+    if (identity) return;  // (OTF2 would return no map for it)
+    OTF2_IdMap* m = OTF2_IdMap_CreateFromUint64Array(map.size(), map.data(), true);
+    if (!m) {
+      fail();
+      return;
+    }
+    if (OTF2_DefWriter_WriteMappingTable(dw, type, m) != OTF2_SUCCESS) fail();
+    OTF2_IdMap_Free(m);
+  }
+
+  // Every rank's definitions to rank 0, which unifies them; each rank's mappings back.
+  void exchange(const local_definitions& mine, std::vector<local_definitions>& ranks,
+                unified_definitions& unified, id_mappings& my_mappings) {
+    const unsigned n = group_->size();
+    const bool root = rank_ == 0;
+    const std::vector<char> blob = encode(mine);
+    std::vector<std::uint64_t> sizes(n, 0);
+    const std::uint64_t my_size = blob.size();
+    const std::vector<std::size_t> eight(n, sizeof(std::uint64_t));
+    group_->gatherv(&my_size, sizeof my_size, sizes.data(), eight.data(), 0);
+    std::vector<std::size_t> counts(sizes.begin(), sizes.end());
+    std::vector<char> all;
+    if (root) all.resize(std::accumulate(counts.begin(), counts.end(), std::size_t{0}));
+    group_->gatherv(blob.data(), blob.size(), all.data(), counts.data(), 0);
+
+    std::vector<char> maps_out;
+    std::vector<std::uint64_t> map_sizes(n, 0);
+    if (root) {
+      std::size_t at = 0;
+      for (unsigned r = 0; r < n; ++r) {
+        ranks.push_back(decode_definitions(all.data() + at, counts[r]));
+        at += counts[r];
+      }
+      unified = unify(ranks, fixed_attributes);
+      for (unsigned r = 0; r < n; ++r) {
+        const std::vector<char> m = encode(unified.per_rank[r]);
+        map_sizes[r] = m.size();
+        maps_out.insert(maps_out.end(), m.begin(), m.end());
+      }
+    }
+    std::uint64_t my_map_size = 0;
+    group_->scatterv(map_sizes.data(), eight.data(), &my_map_size, sizeof my_map_size, 0);
+    std::vector<std::size_t> map_counts(map_sizes.begin(), map_sizes.end());
+    std::vector<char> my_maps(static_cast<std::size_t>(my_map_size));
+    group_->scatterv(maps_out.data(), map_counts.data(), my_maps.data(), my_maps.size(), 0);
+    my_mappings = decode_mappings(my_maps.data(), my_maps.size());
+  }
+
+  // Rank 0 (or the only rank): the global definitions of every rank's locations.
+  void write_global_defs(session_core& s, unified_definitions& u,
+                         const std::vector<local_definitions>& ranks) {
+    auto check = [this](OTF2_ErrorCode rc) {
+      if (rc != OTF2_SUCCESS) fail();
+    };
     // Make every string first, then write strings before what refers to them.
-    const OTF2_StringRef s_empty = str("");
+    const OTF2_StringRef s_empty = u.string_id("");
     std::vector<OTF2_StringRef> region_names;
-    region_names.reserve(regions.size());
-    for (auto& r : regions) region_names.push_back(str(r.first));
+    region_names.reserve(u.regions.size());
+    for (auto& r : u.regions) region_names.push_back(u.string_id(r.name));
     const std::vector<std::pair<std::string, std::string>> fixed_attrs = {
         {"GUID", "task GUID"},
         {"Parent GUID", "GUID of the task that spawned it (0: main thread)"},
@@ -504,40 +710,82 @@ class otf2_backend final : public backend {
         {"new_value", "knob value after"},
         {"requested", "value asked for before clamping"},
         {"clamped", "1 if the request was clamped to the knob's range"},
-        {"reason", "why the rule changed the knob"}};
+        {"reason", "why the rule changed the knob"},
+        {"parcels", "parcels carried by the message (more than 1: coalesced)"}};
     std::vector<std::pair<OTF2_StringRef, OTF2_StringRef>> attr_strings;
     attr_strings.reserve(fixed_attrs.size());
-    for (auto& [n, d] : fixed_attrs) attr_strings.emplace_back(str(n), str(d));
+    for (auto& [n, d] : fixed_attrs) attr_strings.emplace_back(u.string_id(n), u.string_id(d));
     std::vector<OTF2_StringRef> trigger_names;
-    for (auto& t : trigger_list_) trigger_names.push_back(str("trigger:" + t));
-    const OTF2_StringRef s_trigger_desc = str("counter value behind the decision");
-    const OTF2_StringRef s_host = str(run_.host);
-    const OTF2_StringRef s_node = str("node");
-    const OTF2_StringRef s_group = str("locality " + std::to_string(rank_));
-    std::vector<OTF2_StringRef> loc_names;
-    for (unsigned w = 0; w < nw_; ++w) loc_names.push_back(str("worker " + std::to_string(w)));
-    loc_names.push_back(str("runtime counters"));
-    loc_names.push_back(str("policy engine"));
-    const OTF2_StringRef p_reason = str("reason"), p_knob = str("knob"),
-                         p_old = str("old_value (int)"), p_new = str("new_value (int)");
+    for (auto& t : u.triggers) trigger_names.push_back(u.string_id("trigger:" + t));
+    const OTF2_StringRef s_trigger_desc = u.string_id("counter value behind the decision");
+    // One system tree node per host, under a "job" node when the ranks run on several.
+    std::vector<std::string> hosts;
+    for (auto& d : ranks)
+      if (std::find(hosts.begin(), hosts.end(), d.host) == hosts.end()) hosts.push_back(d.host);
+    const bool several_hosts = hosts.size() > 1;
+    const OTF2_StringRef s_node = u.string_id("node"), s_job = u.string_id("grain job"),
+                         s_machine = u.string_id("machine");
+    std::vector<OTF2_StringRef> host_names;
+    for (auto& h : hosts) host_names.push_back(u.string_id(h));
+    std::vector<OTF2_StringRef> group_names;
+    std::vector<std::vector<OTF2_StringRef>> loc_names;
+    for (auto& d : ranks) {
+      group_names.push_back(u.string_id("locality " + std::to_string(d.rank)));
+      std::vector<OTF2_StringRef> names;
+      for (unsigned w = 0; w < d.workers; ++w)
+        names.push_back(u.string_id("worker " + std::to_string(w)));
+      names.push_back(u.string_id("runtime counters"));
+      names.push_back(u.string_id("policy engine"));
+      if (ranks.size() > 1) names.push_back(u.string_id("network"));
+      loc_names.push_back(std::move(names));
+    }
+    const OTF2_StringRef p_reason = u.string_id("reason"), p_knob = u.string_id("knob"),
+                         p_old = u.string_id("old_value (int)"),
+                         p_new = u.string_id("new_value (int)");
+    const OTF2_StringRef s_comm = u.string_id("grain parcels (MPI_COMM_WORLD duplicate)"),
+                         s_comm_locations = u.string_id("network locations"),
+                         s_comm_ranks = u.string_id("ranks");
     std::vector<std::array<OTF2_StringRef, 3>> metric_strings;
-    for (auto& m : metrics_)
-      metric_strings.push_back({str(m.name), str(m.description), str(m.unit)});
+    for (auto& m : u.metrics)
+      metric_strings.push_back(
+          {u.string_id(m.name), u.string_id(m.description), u.string_id(m.unit)});
 
     OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(archive_);
-    OTF2_GlobalDefWriter_WriteClockProperties(g, 1'000'000'000ull, s.start_ns, t_end - s.start_ns,
-                                              s.realtime_at_start);
-    for (std::size_t i = 0; i < string_list_.size(); ++i)
-      OTF2_GlobalDefWriter_WriteString(g, static_cast<OTF2_StringRef>(i), string_list_[i].c_str());
-    OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, s_host, s_node, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
-    OTF2_GlobalDefWriter_WriteLocationGroup(g, rank_, s_group, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
-                                            OTF2_UNDEFINED_LOCATION_GROUP);
-    for (unsigned i = 0; i < nw_ + 2; ++i)
-      OTF2_GlobalDefWriter_WriteLocation(
-          g, loc(i), loc_names[i],
-          i == nw_ ? OTF2_LOCATION_TYPE_METRIC : OTF2_LOCATION_TYPE_CPU_THREAD, nevents[i], rank_);
-    for (std::size_t i = 0; i < regions.size(); ++i) {
-      const auto kind = regions[i].second;
+    if (!g) {
+      fail();
+      return;
+    }
+    // Rank 0's realtime at its start, moved to the earliest start of any rank.
+    const std::uint64_t realtime = s.realtime_at_start - (s.start_ns - u.start_ns);
+    OTF2_GlobalDefWriter_WriteClockProperties(g, 1'000'000'000ull, u.start_ns,
+                                              u.end_ns - u.start_ns, realtime);
+    for (std::size_t i = 0; i < u.strings.size(); ++i)
+      OTF2_GlobalDefWriter_WriteString(g, static_cast<OTF2_StringRef>(i), u.strings[i].c_str());
+    const OTF2_SystemTreeNodeRef first_host = several_hosts ? 1 : 0;
+    if (several_hosts)
+      OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, s_job, s_machine,
+                                               OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+    for (std::size_t h = 0; h < hosts.size(); ++h)
+      OTF2_GlobalDefWriter_WriteSystemTreeNode(
+          g, static_cast<OTF2_SystemTreeNodeRef>(first_host + h), host_names[h], s_node,
+          several_hosts ? 0 : OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      const local_definitions& d = ranks[r];
+      const auto host = static_cast<OTF2_SystemTreeNodeRef>(
+          first_host + (std::find(hosts.begin(), hosts.end(), d.host) - hosts.begin()));
+      OTF2_GlobalDefWriter_WriteLocationGroup(g, d.rank, group_names[r],
+                                              OTF2_LOCATION_GROUP_TYPE_PROCESS, host,
+                                              OTF2_UNDEFINED_LOCATION_GROUP);
+      for (std::size_t i = 0; i < loc_names[r].size(); ++i) {
+        const bool metric = i == d.workers + metric_location;
+        OTF2_GlobalDefWriter_WriteLocation(
+            g, loc_of(d.rank, i), loc_names[r][i],
+            metric ? OTF2_LOCATION_TYPE_METRIC : OTF2_LOCATION_TYPE_CPU_THREAD,
+            i < d.events.size() ? d.events[i] : 0, d.rank);
+      }
+    }
+    for (std::size_t i = 0; i < u.regions.size(); ++i) {
+      const auto kind = static_cast<region_kind>(u.regions[i].kind);
       const OTF2_RegionRole role = kind == region_kind::task   ? OTF2_REGION_ROLE_TASK
                                    : kind == region_kind::idle ? OTF2_REGION_ROLE_ARTIFICIAL
                                                                : OTF2_REGION_ROLE_FUNCTION;
@@ -546,8 +794,9 @@ class otf2_backend final : public backend {
                                        OTF2_REGION_FLAG_NONE, s_empty, 0, 0);
     }
     const OTF2_Type attr_types[fixed_attributes] = {
-        OTF2_TYPE_UINT64, OTF2_TYPE_UINT64, OTF2_TYPE_UINT64, OTF2_TYPE_STRING, OTF2_TYPE_STRING,
-        OTF2_TYPE_DOUBLE, OTF2_TYPE_DOUBLE, OTF2_TYPE_DOUBLE, OTF2_TYPE_UINT8,  OTF2_TYPE_STRING};
+        OTF2_TYPE_UINT64, OTF2_TYPE_UINT64, OTF2_TYPE_UINT64, OTF2_TYPE_STRING,
+        OTF2_TYPE_STRING, OTF2_TYPE_DOUBLE, OTF2_TYPE_DOUBLE, OTF2_TYPE_DOUBLE,
+        OTF2_TYPE_UINT8,  OTF2_TYPE_STRING, OTF2_TYPE_UINT32};
     for (std::uint32_t i = 0; i < fixed_attributes; ++i)
       OTF2_GlobalDefWriter_WriteAttribute(g, i, attr_strings[i].first, attr_strings[i].second,
                                           attr_types[i]);
@@ -558,14 +807,32 @@ class otf2_backend final : public backend {
     OTF2_GlobalDefWriter_WriteParameter(g, 1, p_knob, OTF2_PARAMETER_TYPE_STRING);
     OTF2_GlobalDefWriter_WriteParameter(g, 2, p_old, OTF2_PARAMETER_TYPE_INT64);
     OTF2_GlobalDefWriter_WriteParameter(g, 3, p_new, OTF2_PARAMETER_TYPE_INT64);
-    for (std::size_t i = 0; i < metrics_.size(); ++i) {
+    for (std::size_t i = 0; i < u.metrics.size(); ++i) {
       const auto id = static_cast<std::uint32_t>(i);
       OTF2_GlobalDefWriter_WriteMetricMember(
           g, id, metric_strings[i][0], metric_strings[i][1], OTF2_METRIC_TYPE_USER,
-          metrics_[i].mode, OTF2_TYPE_DOUBLE, OTF2_BASE_DECIMAL, 0, metric_strings[i][2]);
+          static_cast<OTF2_MetricMode>(u.metrics[i].mode), OTF2_TYPE_DOUBLE, OTF2_BASE_DECIMAL, 0,
+          metric_strings[i][2]);
       OTF2_MetricMemberRef member = id;
       OTF2_GlobalDefWriter_WriteMetricClass(g, id, 1, &member, OTF2_METRIC_ASYNCHRONOUS,
                                             OTF2_RECORDER_KIND_ABSTRACT);
+    }
+    if (ranks.size() > 1) {
+      // The parcels' communicator: rank r of it is rank r's network location.
+      std::vector<std::uint64_t> network_locations, rank_ids;
+      for (auto& d : ranks) {
+        network_locations.push_back(loc_of(d.rank, d.workers + network_location));
+        rank_ids.push_back(rank_ids.size());
+      }
+      OTF2_GlobalDefWriter_WriteGroup(
+          g, comm_locations_group, s_comm_locations, OTF2_GROUP_TYPE_COMM_LOCATIONS,
+          OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
+          static_cast<std::uint32_t>(network_locations.size()), network_locations.data());
+      OTF2_GlobalDefWriter_WriteGroup(g, comm_ranks_group, s_comm_ranks, OTF2_GROUP_TYPE_COMM_GROUP,
+                                      OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
+                                      static_cast<std::uint32_t>(rank_ids.size()), rank_ids.data());
+      OTF2_GlobalDefWriter_WriteComm(g, parcels_comm, s_comm, comm_ranks_group, OTF2_UNDEFINED_COMM,
+                                     OTF2_COMM_FLAG_NONE);
     }
     check(OTF2_Archive_CloseGlobalDefWriter(archive_, g));
   }
@@ -591,6 +858,11 @@ class otf2_backend final : public backend {
   OTF2_EvtWriter* metric_evt_ = nullptr;
   OTF2_EvtWriter* policy_evt_ = nullptr;
   OTF2_AttributeList* policy_attrs_ = nullptr;
+  trace_group* group_ = nullptr;           // several ranks write this archive
+  OTF2_EvtWriter* network_evt_ = nullptr;  // MpiSend/MpiRecv of this rank (several ranks)
+  OTF2_AttributeList* network_attrs_ = nullptr;
+  std::uint64_t start_local_ns_ = 0, end_local_ns_ = 0;
+  clock_offset start_offset_, end_offset_;  // to rank 0's clock
   std::map<std::string, OTF2_StringRef> strings_;
   std::vector<std::string> string_list_;
   std::map<std::string, std::uint32_t> metric_ids_;

@@ -12,8 +12,10 @@
 #include <system_error>
 
 #include "grain/clock.hpp"
+#include "grain/instrumentation/trace_group.hpp"
 #include "grain/options.hpp"
 #include "handover.hpp"
+#include "message_sink.hpp"
 #include "session_core.hpp"
 #include "session_hooks.hpp"
 #include "session_listeners.hpp"
@@ -39,6 +41,33 @@ void remove_old_outputs(const fs::path& dir) {
     fs::remove_all(dir / n, ec);
     fs::remove_all(dir / (n + ".incomplete"), ec);
   }
+  // The per-rank JSON files of a multi-rank Perfetto trace.
+  for (auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("trace.rank", 0) == 0 && n.find(".json") != std::string::npos)
+      fs::remove(e.path(), ec);
+  }
+}
+
+// Throws option_error when the trace cannot go to dir (see trace_session's constructor).
+void prepare_directory(const trace_config& cfg, const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    // A file (or /dev/null) is no place for a trace, with or without --grain:trace-overwrite.
+    if (!fs::is_directory(dir, ec))
+      throw option_error("--grain:trace=" + cfg.dir + ": is " +
+                         (fs::is_regular_file(dir, ec) ? "a file" : "not a directory") +
+                         "; the trace is a directory: give a new path (it is created)");
+    if (!cfg.overwrite)
+      throw option_error("--grain:trace=" + cfg.dir +
+                         ": the directory exists; choose a new one or add "
+                         "--grain:trace-overwrite to replace the trace in it");
+    remove_old_outputs(dir);
+  }
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw option_error("--grain:trace=" + cfg.dir + ": cannot create the directory: " +
+                       (ec ? ec.message() : std::string("not a directory")));
 }
 
 }  // namespace
@@ -62,23 +91,27 @@ trace_session::trace_session(trace_config cfg) : impl_(std::make_unique<impl>())
     throw option_error("--grain:trace: at most " + std::to_string(max_workers) +
                        " workers can be traced");
   const fs::path dir(cfg.dir);
-  std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    // A file (or /dev/null) is no place for a trace, with or without --grain:trace-overwrite.
-    if (!fs::is_directory(dir, ec))
-      throw option_error("--grain:trace=" + cfg.dir + ": is " +
-                         (fs::is_regular_file(dir, ec) ? "a file" : "not a directory") +
-                         "; the trace is a directory: give a new path (it is created)");
-    if (!cfg.overwrite)
-      throw option_error("--grain:trace=" + cfg.dir +
-                         ": the directory exists; choose a new one or add "
-                         "--grain:trace-overwrite to replace the trace in it");
-    remove_old_outputs(dir);
+  // Several processes write one trace: rank 0 checks and creates the directory and tells the
+  // others what it found, so that all of them go on or all stop with the same message.
+  trace_group* group = current_trace_group();
+  if (group && group->size() > 1) {
+    std::string error;
+    if (group->rank() == 0) {
+      try {
+        prepare_directory(cfg, dir);
+      } catch (const option_error& e) {
+        error = e.what();
+      }
+    }
+    std::uint64_t n = error.size();
+    group->broadcast(&n, sizeof n, 0);
+    error.resize(n);
+    if (n) group->broadcast(error.data(), n, 0);
+    if (n) throw option_error(error);
+    s.group = group;
+  } else {
+    prepare_directory(cfg, dir);
   }
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir))
-    throw option_error("--grain:trace=" + cfg.dir + ": cannot create the directory: " +
-                       (ec ? ec.message() : std::string("not a directory")));
   for (auto& p : cfg.counter_patterns) {
     try {
       s.patterns.emplace_back(p);
@@ -87,7 +120,10 @@ trace_session::trace_session(trace_config cfg) : impl_(std::make_unique<impl>())
     }
   }
   s.cfg = std::move(cfg);
-  s.path = (dir / (s.cfg.format == trace_format::otf2 ? "traces.otf2" : "trace.json")).string();
+  // OTF2: one archive for every rank. Perfetto JSON: one file per rank.
+  const std::string json =
+      s.group ? "trace.rank" + std::to_string(s.group->rank()) + ".json" : "trace.json";
+  s.path = (dir / (s.cfg.format == trace_format::otf2 ? "traces.otf2" : json)).string();
   s.workers = std::vector<worker_buf>(s.cfg.workers);
   for (auto& b : s.workers) b.stack.reserve(64);
   s.be = s.cfg.format == trace_format::otf2 ? make_otf2_backend(s) : make_perfetto_backend(s);
@@ -116,11 +152,14 @@ void trace_session::start() {
   s.be->open_workers(s);
   attach_hooks(s);
   I.listeners.start(s);
+  attach_message_sink(s);
   I.started = true;
 }
 
 void trace_session::impl::finish(bool emergency) {
   session_core& s = core;
+  s.emergency = emergency;
+  detach_message_sink(s);
   listeners.stop(s, emergency);
   detach_hooks(s, emergency);
 

@@ -12,6 +12,7 @@
 #include "chain_store.hpp"
 #include "grain/instrumentation/counters.hpp"
 #include "grain/instrumentation/trace.hpp"
+#include "grain/instrumentation/trace_group.hpp"
 #include "region_table.hpp"
 #include "worker_buf.hpp"
 
@@ -26,6 +27,9 @@ struct session_core {
   region_table regions;
   chain_store chains;
   std::unique_ptr<backend> be;
+  // The processes writing this trace together (null: this one alone); see trace_group.hpp.
+  trace_group* group = nullptr;
+  bool emergency = false;  // finishing from a signal: no collective steps
 
   std::mutex aux_mutex;  // metric and policy locations, string table
   std::uint64_t aux_last_ts = 0;
