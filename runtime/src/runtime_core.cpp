@@ -10,6 +10,7 @@
 #include <atomic>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -49,7 +50,9 @@ int g_signal_pipe[2] = {-1, -1};
 int g_done_pipe[2] = {-1, -1};
 struct sigaction g_old[NSIG];
 std::atomic<bool> g_ours[NSIG];  // the signal thread and stop() may both restore
-std::thread g_signal_thread;
+// A pointer, not a std::thread object: std::exit with a running runtime destroys static
+// objects, and a joinable std::thread's destructor calls std::terminate.
+std::thread* g_signal_thread = nullptr;
 std::atomic<bool> g_emergency_begun{false};
 std::terminate_handler g_old_terminate = nullptr;
 std::once_flag g_emergency_once;
@@ -111,6 +114,17 @@ void on_crash(int sig, siginfo_t* si, void*) {
   errno = saved_errno;
 }
 
+// std::exit (or a return from main) while a runtime still runs: nothing will stop it in order
+// (stopping waits for every task, and exit may have been called from one), so the extensions
+// write what they recorded, as on a signal, and the process ends with the status given to
+// exit. The workers are left as they are: exit ends them.
+void on_exit_while_running() {
+  runtime_core* rt = g_current.load();
+  if (!rt || g_emergency_begun.load()) return;
+  std::fprintf(stderr, "grain: exit() while the runtime runs: writing what was recorded\n");
+  emergency(rt);
+}
+
 void on_terminate() {
   emergency(g_current.load());
   if (g_old_terminate) g_old_terminate();
@@ -169,8 +183,10 @@ void install_signal_handling() {
   crash.sa_flags = SA_SIGINFO | SA_ONSTACK;  // workers have an alternate stack
   sigemptyset(&crash.sa_mask);
   for (int sig : crash_signals) install(sig, crash);
-  g_signal_thread = std::thread(signal_thread_main);
+  g_signal_thread = new std::thread(signal_thread_main);
   g_old_terminate = std::set_terminate(on_terminate);
+  static std::once_flag exit_handler;
+  std::call_once(exit_handler, [] { std::atexit(on_exit_while_running); });
 }
 
 void uninstall_signal_handling() {
@@ -179,7 +195,11 @@ void uninstall_signal_handling() {
   unsigned char zero = 0;
   ssize_t r = ::write(g_signal_pipe[1], &zero, 1);
   (void)r;
-  if (g_signal_thread.joinable()) g_signal_thread.join();
+  if (g_signal_thread) {
+    g_signal_thread->join();
+    delete g_signal_thread;
+    g_signal_thread = nullptr;
+  }
   for (int* p : {g_signal_pipe, g_done_pipe}) {
     ::close(p[0]);
     ::close(p[1]);
@@ -440,7 +460,9 @@ void runtime_core::stop() {
   if (first) std::rethrow_exception(first);
 }
 
-void runtime_core::wait_quiescent() { sched_->wait_quiescent(); }
+void runtime_core::wait_quiescent() {
+  sched_->wait_quiescent();
+}
 
 unsigned runtime_core::num_workers() const noexcept {
   return sched_->num_workers();

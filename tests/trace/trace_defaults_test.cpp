@@ -41,7 +41,9 @@ TEST(TraceDefaults, SmallDocumentedSetUnlessAllAsked) {
   const auto all = recorded_counters({"--grain:trace-counters=all"});
   EXPECT_GT(all.size(), 3 * expected.size());
   for (auto& n : expected) EXPECT_TRUE(all.count(n)) << n;
-  EXPECT_TRUE(all.count("/threads{locality#0/pool#default/worker#0}/idle-rate"));
+  // A per-worker counter that always has a value (a worker's idle rate has none in a sample
+  // where the loaded machine gave it no time: 12 of 30 runs under load missed it).
+  EXPECT_TRUE(all.count("/threads{locality#0/pool#default/worker#0}/count/cumulative"));
 }
 
 }  // namespace
