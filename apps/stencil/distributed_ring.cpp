@@ -11,6 +11,7 @@
 
 #include "grain/grain.hpp"
 #include "partition.hpp"
+#include "step_tracker.hpp"
 
 namespace stencil {
 
@@ -86,6 +87,10 @@ void heat_block(double c, const double* in, double* out, std::size_t b, std::siz
   for (std::size_t i = b + 1; i <= e; ++i) out[i] = heat(c, in[i - 1], in[i], in[i + 1]);
 }
 
+// How many steps may be in flight at once: enough for the ghosts of step t to travel while
+// step t + 1's interior runs, few enough that a new stencil.nx acts within a step or two.
+constexpr std::uint64_t steps_in_flight = 2;
+
 block_result block_run(block_job job) {
   const std::uint32_t rank = grain::find_here().rank(), ranks = grain::get_num_localities();
   const std::size_t b0 = job.total * rank / ranks, b1 = job.total * (rank + 1) / ranks;
@@ -94,44 +99,94 @@ block_result block_run(block_job job) {
   const grain::locality left((rank + ranks - 1) % ranks), right((rank + 1) % ranks);
   const parameters p{job.k, job.dt, job.dx};
   const double c = coefficient(p);
-  std::vector<double> cur(n + 2), nxt(n + 2);
-  for (std::size_t i = 0; i < n; ++i) cur[i + 1] = static_cast<double>(b0 + i);
+  // Two time levels with a ghost slot at each end. Writing step t + 2 into the buffer of step
+  // t is safe without a barrier: partition i of step t + 2 waits for partitions i - 1, i, i + 1
+  // of step t + 1, the only readers of partition i's points of step t.
+  std::vector<double> levels[2] = {std::vector<double>(n + 2), std::vector<double>(n + 2)};
+  for (std::size_t i = 0; i < n; ++i) levels[0][i + 1] = static_cast<double>(b0 + i);
+  const auto iteration_time = grain::counters::define(
+      "/app/iteration-time", "grain-stencil: duration of the last time step", "ns");
+
+  // My edges of step 0 are my neighbours' ghosts of step 0; later edges are posted by the
+  // edge partitions themselves as soon as they computed them (dataflow, no step barrier).
+  grain::post(left, grain::action<&ghost>{}, std::uint32_t(from_right), std::uint64_t(0),
+              levels[0][1]);
+  grain::post(right, grain::action<&ghost>{}, std::uint32_t(from_left), std::uint64_t(0),
+              levels[0][n]);
+
   block_result r;
-  std::uint64_t last_end = grain::now_ns();
+  std::size_t nx = current_nx(n);
+  r.first_nx = nx;
+  std::vector<grain::shared_future<void>> parts((n + nx - 1) / nx,
+                                                grain::make_ready_future().share());
+  std::vector<std::unique_ptr<step_tracker>> steps;
+  const std::uint64_t start_ns = grain::now_ns();
   for (std::uint64_t t = 0; t < job.steps; ++t) {
-    // My edges are my neighbours' ghosts of step t.
-    grain::post(left, grain::action<&ghost>{}, std::uint32_t(from_right), t, cur[1]);
-    grain::post(right, grain::action<&ghost>{}, std::uint32_t(from_left), t, cur[n]);
-    auto gl = ghosts().take(from_left, t);
-    auto gr = ghosts().take(from_right, t);
-    const std::size_t nx = current_nx(n);
-    if (t == 0) r.first_nx = nx;
-    r.final_nx = nx;
-    const std::size_t parts = (n + nx - 1) / nx;
-    std::vector<grain::future<void>> fs;
-    fs.reserve(parts);
-    const double* in = cur.data();
-    double* out = nxt.data();
-    // Partitions that read no ghost first: they run while the ghosts travel.
-    for (std::size_t q = 0; q < parts; ++q) {
-      const std::size_t b = q * nx, e = std::min(n, b + nx);
-      if (b == 0 || e == n) continue;
-      fs.push_back(grain::async([=] { heat_block(c, in, out, b, e); }));
+    if (t >= steps_in_flight) steps[t - steps_in_flight]->done().wait();
+    // A new grain acts at a step boundary: let the steps in flight end, then re-partition.
+    if (const std::size_t want = current_nx(n); want != nx) {
+      for (auto& f : parts) f.get();
+      nx = want;
+      parts.assign((n + nx - 1) / nx, grain::make_ready_future().share());
     }
-    cur[0] = gl.get();
-    cur[n + 1] = gr.get();
-    heat_block(c, in, out, 0, std::min(n, nx));
-    if (parts > 1) heat_block(c, in, out, (parts - 1) * nx, n);
-    for (auto& f : fs) f.get();
-    cur.swap(nxt);
-    const std::uint64_t now = grain::now_ns();
-    grain::event("iteration", {{"duration_ns", static_cast<double>(now - last_end)},
-                               {"step", static_cast<double>(t)},
-                               {"nx", static_cast<double>(nx)},
-                               {"partitions", static_cast<double>(parts)}});
-    last_end = now;
+    r.final_nx = nx;
+    const std::size_t np = parts.size();
+    steps.push_back(std::make_unique<step_tracker>(t, np, nx, t == 0 ? nullptr : steps.back().get(),
+                                                   start_ns, iteration_time));
+    step_tracker* tracker = steps.back().get();
+    double* in = levels[t % 2].data();
+    double* out = levels[(t + 1) % 2].data();
+    const bool more = t + 1 < job.steps;
+    // Partition q computes points [b, e) of the block (indices b + 1 .. e in the buffers).
+    auto compute = [=](std::size_t q, std::size_t b, std::size_t e) {
+      arrive_on_exit counted{tracker, q};
+      heat_block(c, in, out, b, e);
+      if (more && b == 0)
+        grain::post(left, grain::action<&ghost>{}, std::uint32_t(from_right), t + 1, out[1]);
+      if (more && e == n)
+        grain::post(right, grain::action<&ghost>{}, std::uint32_t(from_left), t + 1, out[n]);
+    };
+    auto gl = ghosts().take(from_left, t).share();
+    auto gr = ghosts().take(from_right, t).share();
+    const auto none = grain::make_ready_future(0.0).share();  // the side an edge does not need
+    std::vector<grain::shared_future<void>> next(np);
+    for (std::size_t q = 0; q < np; ++q) {
+      const std::size_t b = q * nx, e = std::min(n, b + nx);
+      const auto& lo = q == 0 ? parts[q] : parts[q - 1];
+      const auto& hi = q + 1 == np ? parts[q] : parts[q + 1];
+      if (q == 0 || q + 1 == np) {
+        // An edge partition: its ghost goes into the buffer's slot before it computes.
+        next[q] =
+            grain::dataflow(
+                [=](const grain::shared_future<void>& a, const grain::shared_future<void>& m,
+                    const grain::shared_future<void>& z, const grain::shared_future<double>& l,
+                    const grain::shared_future<double>& h) {
+                  a.get(), m.get(), z.get();
+                  if (b == 0) in[0] = l.get();
+                  if (e == n) in[n + 1] = h.get();
+                  compute(q, b, e);
+                },
+                lo, parts[q], hi, q == 0 ? gl : none, q + 1 == np ? gr : none)
+                .share();
+      } else {
+        next[q] = grain::dataflow(
+                      [=](const grain::shared_future<void>& a, const grain::shared_future<void>& m,
+                          const grain::shared_future<void>& z) {
+                        a.get(), m.get(), z.get();
+                        compute(q, b, e);
+                      },
+                      lo, parts[q], hi)
+                      .share();
+      }
+    }
+    parts = std::move(next);
   }
-  if (job.gather) r.values.assign(cur.begin() + 1, cur.begin() + 1 + static_cast<long>(n));
+  for (auto& f : parts) f.get();  // rethrows what a partition threw
+  if (!steps.empty()) steps.back()->done().wait();
+  if (job.gather) {
+    const std::vector<double>& last = levels[job.steps % 2];
+    r.values.assign(last.begin() + 1, last.begin() + 1 + static_cast<long>(n));
+  }
   return r;
 }
 

@@ -1,11 +1,15 @@
 #pragma once
 // grain-stencil --localities: the heat ring spread over every locality (HPX's 1d_stencil_8
-// shape). Rank r owns the contiguous block [r*N/R, (r+1)*N/R) and steps it itself; before a
-// step it posts its first point to its left neighbour and its last point to its right one
-// (parcels), computes the partitions that need no ghost point while those travel, then the
-// two edge partitions. The partition size of each block is that rank's own knob stencil.nx,
-// read at every step boundary, and each rank reports its steps as "iteration" events, so
-// adaptive_grain.lua (started on every rank by the same --grain:policy) tunes every block.
+// shape). Rank r owns the contiguous block [r*N/R, (r+1)*N/R) and steps it as a dataflow of
+// partitions, like the single-process solver: partition i of step t + 1 waits for partitions
+// i - 1, i, i + 1 of step t, the two edge partitions also for the ghost point their neighbour
+// rank posted (a parcel), and an edge partition posts its own edge point the moment it has
+// computed it. There is no barrier between steps, so the ghosts travel while the interior of
+// the next step runs; at most two steps are in flight. The partition size of each block is
+// that rank's own knob stencil.nx, read at every step boundary (a new value waits for the
+// steps in flight, then re-partitions), and each rank reports its steps as "iteration" events
+// (step_tracker), so adaptive_grain.lua (started on every rank by the same --grain:policy)
+// tunes every block.
 #include <cstdint>
 #include <vector>
 
