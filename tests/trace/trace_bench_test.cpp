@@ -11,8 +11,8 @@
 #include <filesystem>
 
 #include "grain/clock.hpp"
-#include "grain/grain.hpp"
 #include "grain/ext/hooks.hpp"
+#include "grain/grain.hpp"
 #include "grain/instrumentation/trace.hpp"
 #include "trace_util.hpp"
 

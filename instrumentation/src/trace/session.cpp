@@ -35,13 +35,28 @@ std::uint64_t realtime_ns() {
 // Remove only what a trace of ours consists of; never the directory's other contents.
 void remove_old_outputs(const fs::path& dir) {
   std::error_code ec;
-  for (std::string n : {"traces.otf2", "traces.def", "traces", "trace.json"}) {
+  for (std::string n :
+       {"traces.otf2", "traces.def", "traces", "trace.pftrace", "trace.json", "trace.json.gz"}) {
     fs::remove_all(dir / n, ec);
     fs::remove_all(dir / (n + ".incomplete"), ec);
   }
 }
 
 }  // namespace
+
+const char* trace_file_name(trace_format f) noexcept {
+  switch (f) {
+    case trace_format::perfetto:
+      return "trace.pftrace";
+    case trace_format::chrome:
+      return "trace.json";
+    case trace_format::chrome_gz:
+      return "trace.json.gz";
+    case trace_format::otf2:
+      break;
+  }
+  return "traces.otf2";
+}
 
 struct trace_session::impl {
   session_core core;
@@ -87,10 +102,21 @@ trace_session::trace_session(trace_config cfg) : impl_(std::make_unique<impl>())
     }
   }
   s.cfg = std::move(cfg);
-  s.path = (dir / (s.cfg.format == trace_format::otf2 ? "traces.otf2" : "trace.json")).string();
+  s.path = (dir / trace_file_name(s.cfg.format)).string();
   s.workers = std::vector<worker_buf>(s.cfg.workers);
   for (auto& b : s.workers) b.stack.reserve(64);
-  s.be = s.cfg.format == trace_format::otf2 ? make_otf2_backend(s) : make_perfetto_backend(s);
+  switch (s.cfg.format) {
+    case trace_format::otf2:
+      s.be = make_otf2_backend(s);
+      break;
+    case trace_format::perfetto:
+      s.be = make_perfetto_backend(s);
+      break;
+    case trace_format::chrome:
+    case trace_format::chrome_gz:
+      s.be = make_chrome_backend(s, s.cfg.format == trace_format::chrome_gz);
+      break;
+  }
 }
 
 trace_session::~trace_session() {
