@@ -118,7 +118,7 @@ TEST(GrainTraceRead, BadInputIsReported) {
 }
 
 // A Perfetto or Chrome trace given to grain-trace: said so, with where to open it.
-TEST(GrainTraceScript, PerfettoTraceIsNamedAsSuch) {
+TEST(GrainTraceInput, PerfettoTraceIsNamedAsSuch) {
   temp_path dir("script-pftrace");
   fs::create_directories(dir.str());
   std::ofstream(dir / "trace.pftrace") << "x";
