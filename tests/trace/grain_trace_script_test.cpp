@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -114,6 +115,19 @@ TEST(GrainTraceRead, BadInputIsReported) {
   EXPECT_NE(r.output.find("GRAIN_TRACE_READER=/no/such/reader is not an executable"),
             std::string::npos)
       << r.output;
+}
+
+// A Perfetto or Chrome trace given to grain-trace: said so, with where to open it.
+TEST(GrainTraceInput, PerfettoTraceIsNamedAsSuch) {
+  temp_path dir("script-pftrace");
+  fs::create_directories(dir.str());
+  std::ofstream(dir / "trace.pftrace") << "x";
+  for (const std::string& arg : {dir.str(), (dir / "trace.pftrace").string()}) {
+    auto r = run_command(script + " summary '" + arg + "'");
+    EXPECT_NE(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("is a Perfetto or Chrome JSON trace"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("https://ui.perfetto.dev"), std::string::npos) << r.output;
+  }
 }
 
 }  // namespace

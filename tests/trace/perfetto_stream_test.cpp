@@ -17,8 +17,7 @@ TEST(TracePerfetto, EventsAreWrittenWhileTheProgramRuns) {
   std::uintmax_t during = 0;
   {
     grain::runtime rt(
-        {"--grain:threads=2", "--grain:trace=" + dir.str(), "--grain:trace-format=perfetto"},
-        false);
+        {"--grain:threads=2", "--grain:trace=" + dir.str(), "--grain:trace-format=chrome"}, false);
     // fib(22): 28,657 tasks, about 60,000 records: several full 8192-record chunks.
     EXPECT_EQ(grain::async([] { return fib(22); }).get(), 17711);
     std::error_code ec;

@@ -9,10 +9,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "grain/clock.hpp"
-#include "grain/grain.hpp"
 #include "grain/ext/hooks.hpp"
+#include "grain/grain.hpp"
 #include "grain/instrumentation/trace.hpp"
 #include "trace_util.hpp"
 
@@ -118,6 +121,76 @@ TEST(TraceBench, DISABLED_Fib) {
       (m_on - m_off) * 1e9 / static_cast<double>(tasks), stop_s * 1e3,
       static_cast<double>(bytes) / static_cast<double>(events),
       static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(events));
+}
+
+// The formats side by side on fib(28) with 2 workers (docs/tracing.md, "Formats compared"):
+// untraced, OTF2, Perfetto protobuf, Chrome JSON and gzip-compressed Chrome JSON, in interleaved
+// rounds so that the machine's load falls on all alike. Per format the median of the runs: the
+// cost per task phase while the program runs (traced minus untraced), the stop (converting what
+// is left, closing the file) per task phase, and the bytes on disk per worker event (Enter or
+// Leave of a task or idle period; OTF2: the event files, the others: the whole file), as
+// trace_stats reports them.
+// GRAIN_BENCH_N / GRAIN_BENCH_RUNS change the size.
+TEST(TraceBench, DISABLED_Formats) {
+  const int n = std::getenv("GRAIN_BENCH_N") ? std::atoi(std::getenv("GRAIN_BENCH_N")) : 28;
+  const int runs = std::getenv("GRAIN_BENCH_RUNS") ? std::atoi(std::getenv("GRAIN_BENCH_RUNS")) : 7;
+  const std::vector<std::string> formats{"", "otf2", "perfetto", "chrome", "chrome.gz"};
+  struct figures {
+    std::vector<double> run_s, stop_s, bytes_per_event;
+  };
+  std::vector<figures> fig(formats.size());
+  std::uint64_t tasks = 0;
+  temp_path dir("formats-bench");
+  const instrumentation::trace_format kinds[] = {
+      instrumentation::trace_format::otf2, instrumentation::trace_format::otf2,
+      instrumentation::trace_format::perfetto, instrumentation::trace_format::chrome,
+      instrumentation::trace_format::chrome_gz};
+  for (int r = 0; r < runs; ++r)
+    for (std::size_t f = 0; f < formats.size(); ++f) {
+      grain::runtime rt({"--grain:threads=2", "--grain:sample-interval=0"}, false);
+      grain::async([] { return fib(10); }).get();  // warm up
+      instrumentation::trace_config cfg;
+      cfg.dir = dir.str();
+      cfg.overwrite = true;
+      cfg.format = kinds[f];
+      cfg.workers = rt.num_workers();
+      cfg.counters = false;
+      cfg.decisions = false;
+      std::optional<instrumentation::trace_session> session;
+      if (!formats[f].empty()) {
+        session.emplace(cfg);
+        session->start();
+      }
+      const std::uint64_t t0 = total_phases(rt);
+      const auto a = std::chrono::steady_clock::now();
+      EXPECT_GT(grain::async([n] { return fib(n); }).get(), 0);
+      fig[f].run_s.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+      tasks = total_phases(rt) - t0;
+      if (!session) continue;
+      const auto b = std::chrono::steady_clock::now();
+      const auto st = session->stop();
+      fig[f].stop_s.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - b).count());
+      fig[f].bytes_per_event.push_back(static_cast<double>(st.bytes) /
+                                       static_cast<double>(st.worker_events));
+    }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  const double off = median(fig[0].run_s);
+  std::printf("fib(%d), 2 workers, %llu task phases, medians of %d interleaved rounds\n", n,
+              static_cast<unsigned long long>(tasks), runs);
+  std::printf("%-10s %10s %12s %14s %14s\n", "format", "run ms", "ns/task", "stop ns/task",
+              "bytes/event");
+  for (std::size_t f = 0; f < formats.size(); ++f) {
+    const double run = median(fig[f].run_s), stop = median(fig[f].stop_s);
+    std::printf("%-10s %10.1f %12.1f %14.1f %14.2f\n",
+                formats[f].empty() ? "off" : formats[f].c_str(), run * 1e3,
+                (run - off) * 1e9 / static_cast<double>(tasks),
+                stop * 1e9 / static_cast<double>(tasks), median(fig[f].bytes_per_event));
+  }
 }
 
 }  // namespace

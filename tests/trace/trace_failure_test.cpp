@@ -120,10 +120,10 @@ TEST(TraceFullDisk, Otf2FailingWhileRecording) {
   EXPECT_TRUE(fs::exists(dir / "traces.incomplete")) << out;
 }
 
-TEST(TraceFullDisk, PerfettoJsonIsNamedIncomplete) {
+TEST(TraceFullDisk, ChromeJsonIsNamedIncomplete) {
   temp_path dir("fulldisk-json");
   const fs::path log = fs::temp_directory_path() / ("grain-fulldisk-" + std::to_string(::getpid()));
-  const int st = in_child(log, [&] { traced_program_on_full_disk(dir.str(), "perfetto"); });
+  const int st = in_child(log, [&] { traced_program_on_full_disk(dir.str(), "chrome"); });
   const std::string out = slurp(log);
   fs::remove(log);
   ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 3) << status_text(st) << "\n" << out;
@@ -131,6 +131,19 @@ TEST(TraceFullDisk, PerfettoJsonIsNamedIncomplete) {
   EXPECT_EQ(count(out, "cannot write"), 1u) << out;
   EXPECT_FALSE(fs::exists(dir / "trace.json")) << "a truncated trace.json was left";
   EXPECT_TRUE(fs::exists(dir / "trace.json.incomplete")) << out;
+}
+
+TEST(TraceFullDisk, PerfettoProtobufIsNamedIncomplete) {
+  temp_path dir("fulldisk-pftrace");
+  const fs::path log = fs::temp_directory_path() / ("grain-fulldisk-" + std::to_string(::getpid()));
+  const int st = in_child(log, [&] { traced_program_on_full_disk(dir.str(), "perfetto"); });
+  const std::string out = slurp(log);
+  fs::remove(log);
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 3) << status_text(st) << "\n" << out;
+  EXPECT_NE(out.find("program output: 19740"), std::string::npos) << out;
+  EXPECT_EQ(count(out, "cannot write"), 1u) << out;
+  EXPECT_FALSE(fs::exists(dir / "trace.pftrace")) << "a truncated trace.pftrace was left";
+  EXPECT_TRUE(fs::exists(dir / "trace.pftrace.incomplete")) << out;
 }
 
 // ---- a crash in a task keeps what was recorded ---------------------------------------------

@@ -30,12 +30,6 @@ std::string anchor(const temp_path& d) {
   return (d / "traces.otf2").string();
 }
 
-std::uint64_t total_phases(grain::runtime& rt) {
-  std::uint64_t n = 0;
-  for (unsigned w = 0; w < rt.num_workers(); ++w) n += rt.core().stats(w).phases.get();
-  return n;
-}
-
 // ---- the writer alone: hooks called from threads ----------------------------------------
 
 TEST(TraceHooks, ThreadsCallingHooksDirectly) {
@@ -426,8 +420,7 @@ TEST(TracePerfetto, JsonParsesAndSlicesMatchTasks) {
   std::uint64_t phases = 0;
   {
     grain::runtime rt(
-        {"--grain:threads=2", "--grain:trace=" + dir.str(), "--grain:trace-format=perfetto"},
-        false);
+        {"--grain:threads=2", "--grain:trace=" + dir.str(), "--grain:trace-format=chrome"}, false);
     auto& k = grain::knobs().define_double("test.trace.perfetto", 0, 1, 0.5, "a test knob");
     EXPECT_EQ(grain::async([] { return fib(14); }).get(), 377);
     k.set(0.25, "perfetto test", "json-rule", {{"/threads/idle-rate", 0.5}});

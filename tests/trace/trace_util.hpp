@@ -16,6 +16,7 @@
 #include "common/run_command.hpp"
 #include "grain/async.hpp"
 #include "grain/instrumentation/trace_reader.hpp"
+#include "grain/runtime.hpp"
 
 namespace grain::test {
 
@@ -28,6 +29,13 @@ inline long fib(int n) {
   grain::future<long> a = grain::async(fib, n - 1);
   long b = fib(n - 2);
   return a.get() + b;
+}
+
+// The task phases the runtime counted (every worker's /threads/count/cumulative-phases).
+inline std::uint64_t total_phases(grain::runtime& rt) {
+  std::uint64_t n = 0;
+  for (unsigned w = 0; w < rt.num_workers(); ++w) n += rt.core().stats(w).phases.get();
+  return n;
 }
 
 // A fresh path (not created) under the temporary directory, removed at the end.

@@ -1,6 +1,7 @@
 #pragma once
-// What a trace format implements: the interface between the session and the OTF2 and Perfetto
-// back ends, kept apart so that a back end depends on the session's data, never on its hooks.
+// What a trace format implements: the interface between the session and the OTF2, Perfetto
+// and Chrome JSON back ends, kept apart so that a back end depends on the session's data, never on
+// its hooks.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -43,6 +44,7 @@ class backend {
 };
 
 std::unique_ptr<backend> make_otf2_backend(session_core& s);
-std::unique_ptr<backend> make_perfetto_backend(session_core& s);
+std::unique_ptr<backend> make_perfetto_backend(session_core& s);           // protobuf TracePackets
+std::unique_ptr<backend> make_chrome_backend(session_core& s, bool gzip);  // trace-event JSON
 
 }  // namespace grain::instrumentation::trace_detail

@@ -1,8 +1,8 @@
 #pragma once
-// Ancestors (inline parents) that were open under a task when it suspended; they are entered
-// again on the worker that resumes it. Shared between workers (a task resumes anywhere), so it
-// is the recorder's one locked structure; a counting filter keeps the lock off the task path
-// for the tasks that never suspended under an inline parent.
+// Ancestors (inline parents) that were open under a task when it suspended (an empty list when
+// there were none); they are entered again on the worker that resumes it. Shared between workers (a
+// task resumes anywhere), so it is the recorder's one locked structure; a counting filter keeps the
+// lock off the task path for the tasks that never suspended under an inline parent.
 #include <array>
 #include <atomic>
 #include <cstddef>

@@ -38,11 +38,14 @@ class trace_extension final : public extension {
   std::vector<option_spec> option_specs() const override {
     return {
         {"trace",
-         "record tasks, counters and policy decisions into DIR (DIR/traces.otf2, or "
-         "DIR/trace.json with --grain:trace-format=perfetto)",
+         "record tasks, counters and policy decisions into DIR (DIR/traces.otf2; "
+         "DIR/trace.pftrace with --grain:trace-format=perfetto, DIR/trace.json[.gz] with chrome "
+         "or chrome.gz)",
          true, false, "DIR"},
-        {"trace-format", "otf2 (default) or perfetto (Chrome/Perfetto JSON)", true, false,
-         "otf2|perfetto"},
+        {"trace-format",
+         "otf2 (default), perfetto (Perfetto's protobuf format), chrome (Chrome trace-event "
+         "JSON) or chrome.gz (the same, gzip-compressed)",
+         true, false, "otf2|perfetto|chrome|chrome.gz"},
         {"trace-overwrite", "allow --grain:trace=DIR to exist (its old trace is replaced)", false,
          false, ""},
         {"trace-counters",
@@ -57,10 +60,15 @@ class trace_extension final : public extension {
     trace_format f;
     if (fmt == "otf2")
       f = trace_format::otf2;
-    else if (fmt == "perfetto" || fmt == "json" || fmt == "chrome")
+    else if (fmt == "perfetto")
       f = trace_format::perfetto;
+    else if (fmt == "chrome" || fmt == "json")
+      f = trace_format::chrome;
+    else if (fmt == "chrome.gz" || fmt == "json.gz")
+      f = trace_format::chrome_gz;
     else
-      throw option_error("--grain:trace-format=" + fmt + ": use otf2 or perfetto");
+      throw option_error("--grain:trace-format=" + fmt +
+                         ": unknown format; use otf2, perfetto, chrome or chrome.gz");
     if (!o.has("trace")) {
       if (o.has("trace-format") || o.has("trace-overwrite") || o.has("trace-counters"))
         spdlog::warn(

@@ -299,7 +299,7 @@ class otf2_backend final : public backend {
       } else if (p->kind == rec_leave) {
         rc = OTF2_EvtWriter_Leave(evt, nullptr, p->ts, p->region);
       } else {
-        child = p->guid;
+        if (p->kind == rec_note) child = p->guid;
         continue;
       }
       if (rc != OTF2_SUCCESS) {

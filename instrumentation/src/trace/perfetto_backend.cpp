@@ -1,289 +1,471 @@
-// Perfetto / Chrome trace-event JSON back end (DIR/trace.json), streamed: a converter thread
-// turns the chunks the workers publish into X (complete) events as they come (the open slices
-// of each worker are its only state) and gives the chunks back, as the OTF2 back end does;
-// counters become C events and decisions i (instant) events when they happen; M metadata naming
-// the threads and the closing bracket are written at the end. Memory stays at a few chunks per
-// worker however long the run. Loads in ui.perfetto.dev and chrome://tracing.
-#include <spdlog/spdlog.h>
-#include <stdio.h>
+// Perfetto back end (--grain:trace-format=perfetto: DIR/trace.pftrace): Perfetto's native
+// protobuf trace, a stream of TracePackets (the message subset is perfetto_trace.proto, next to
+// this file), streamed as the Chrome JSON is: the converter (chunk_converter.hpp) turns each
+// worker's published chunks into slice begin/end events on that worker's own packet sequence,
+// so that each sequence can use Perfetto's incremental state: task names are interned once per
+// sequence (name_iid) and timestamps are deltas on a sequence-scoped incremental clock. Counter
+// samples, knob values and decisions go to sequence 1 (absolute CLOCK_MONOTONIC timestamps)
+// when they happen. Tracks: one process track per locality, a thread track per worker, the
+// "policy engine" thread track for decisions (instant events with their arguments as debug
+// annotations), one counter track per counter and knob. A task's first phase starts a flow
+// (flow_ids = its GUID); its children's first phases end it (legacy_event FLOW_IN with
+// bind_id = parent GUID, which leaves the flow open for the next child), so Perfetto draws an
+// arrow from the parent to every child. docs/tracing.md shows the encoding and its size.
+#include <unistd.h>
 
-#include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <cinttypes>
-#include <cstdio>
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
-#include <filesystem>
+#include <map>
 #include <memory>
-#include <mutex>
-#include <stdexcept>
 #include <string>
-#include <system_error>
-#include <thread>
+#include <unordered_map>
 #include <vector>
 
-#include "../internal.hpp"
+#include "chunk_converter.hpp"
+#include "grain/instrumentation/counters.hpp"
+#include "perfetto_wire.hpp"
 #include "session_core.hpp"
+#include "trace_file.hpp"
 
 namespace grain::instrumentation::trace_detail {
 namespace {
 
-namespace fs = std::filesystem;
-using detail::json_string;
+// Field numbers of perfetto_trace.proto (Perfetto's protos/perfetto/trace/...).
+namespace f {
+constexpr std::uint32_t trace_packet = 1;  // Trace.packet
+// TracePacket
+constexpr std::uint32_t clock_snapshot = 6, timestamp = 8, sequence_id = 10, track_event = 11,
+                        interned_data = 12, sequence_flags = 13, timestamp_clock_id = 58,
+                        packet_defaults = 59, track_descriptor = 60;
+// TracePacketDefaults / TrackEventDefaults
+constexpr std::uint32_t defaults_clock_id = 58, track_event_defaults = 11, default_track = 11;
+// ClockSnapshot / Clock
+constexpr std::uint32_t clocks = 1, primary_trace_clock = 2;
+constexpr std::uint32_t clock_id = 1, clock_timestamp = 2, clock_incremental = 3;
+// TrackDescriptor / ProcessDescriptor / ThreadDescriptor / CounterDescriptor
+constexpr std::uint32_t uuid = 1, track_name = 2, process = 3, thread = 4, parent_uuid = 5,
+                        counter = 8;
+constexpr std::uint32_t pid = 1, tid = 2, process_name = 6, thread_name = 5, unit_name = 6;
+// TrackEvent
+constexpr std::uint32_t debug_annotations = 4, legacy_event = 6, type = 9, name_iid = 10,
+                        track_uuid = 11, name = 23, double_counter_value = 44, flow_ids = 47;
+// LegacyEvent
+constexpr std::uint32_t bind_id = 8, flow_direction = 13;
+// DebugAnnotation
+constexpr std::uint32_t bool_value = 2, uint_value = 3, int_value = 4, double_value = 5,
+                        string_value = 6, annotation_name = 10;
+// InternedData / EventName
+constexpr std::uint32_t event_names = 2, iid = 1, interned_name = 2;
+}  // namespace f
 
-struct file_closer {
-  void operator()(std::FILE* f) const {
-    if (f) std::fclose(f);
-  }
-};
+enum : std::uint64_t { slice_begin = 1, slice_end = 2, instant = 3, counter_event = 4 };
+enum : std::uint64_t { flow_in = 1 };
+enum : std::uint64_t { incremental_state_cleared = 1 };
+constexpr std::uint64_t clock_monotonic = 3;     // BuiltinClock MONOTONIC
+constexpr std::uint64_t clock_incremental = 64;  // sequence-scoped, deltas
+constexpr std::uint32_t aux_sequence = 1;        // counters, knobs, decisions, descriptors
 
 class perfetto_backend final : public backend {
  public:
   explicit perfetto_backend(session_core& s)
-      : nw_(s.cfg.workers), pid_(s.cfg.locality), writing_(s.path + ".incomplete") {
-    // Create the file now so that an unwritable DIR is reported at start-up. It has its name
-    // only once it is complete: a full disk or a crash leaves DIR/trace.json.incomplete.
-    out_.reset(std::fopen(writing_.c_str(), "w"));
-    if (!out_) throw std::runtime_error("grain: cannot create " + writing_);
-  }
+      : nw_(s.cfg.workers),
+        base_((static_cast<std::uint64_t>(s.cfg.locality) + 1) << 32),
+        file_(s.path, false),
+        converter_([this](unsigned w, const rec* b, const rec* e) { convert(w, b, e); },
+                   [this] { flush(); }) {}
 
-  ~perfetto_backend() override { stop_converter(); }
+  std::uint64_t process_track() const { return base_; }
+  std::uint64_t worker_track(unsigned w) const { return base_ + 1 + w; }
+  std::uint64_t policy_track() const { return base_ + 1 + nw_; }
+  static std::uint32_t worker_sequence(unsigned w) { return aux_sequence + 1 + w; }
 
-  // Called by start() once start_ns is known: the header, then the converter.
+  // Called by start() once start_ns is known: the descriptors and each sequence's first packet
+  // (its incremental state), then the converter.
   void open_workers(session_core& s) override {
-    start_ = s.start_ns;
     session_ = &s;
-    open_.resize(nw_);
-    write(fmt_header(s.start_ns));
-    converter_ = std::thread([this] { convert_loop(); });
-  }
-
-  std::string fmt_header(std::uint64_t start_ns) const {
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"grain\","
-                  "\"clock\":\"CLOCK_MONOTONIC\",\"start_ns\":%" PRIu64
-                  "},\n\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,"
-                  "\"tid\":0,\"args\":{\"name\":\"grain locality %u\"}}",
-                  start_ns, pid_, pid_);
-    return buf;
-  }
-
-  // Every event after the header starts with ",\n": the file is a JSON array being appended to.
-  void write(const std::string& text) {
-    std::lock_guard lk(file_mutex_);
-    if (out_) std::fwrite(text.data(), 1, text.size(), out_.get());
-  }
-
-  void convert_loop() {
-    while (!stop_.load(std::memory_order_acquire))
-      if (!drain()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-
-  void stop_converter() {
-    stop_.store(true, std::memory_order_release);
-    if (converter_.joinable()) converter_.join();
-  }
-
-  // The converter (or the stopping thread once the converter ended).
-  bool drain() {
-    bool did = false;
+    workers_.resize(nw_);
+    const int pid = static_cast<int>(::getpid());
+    std::string out;
+    {
+      // Sequence 1: the trace's clock is CLOCK_MONOTONIC (grain::now_ns), and aux packets carry
+      // absolute MONOTONIC timestamps.
+      const auto p = begin_packet(out, aux_sequence);
+      pb::put_uint(out, f::sequence_flags, incremental_state_cleared);
+      auto cs = pb::open(out, f::clock_snapshot);
+      clock(out, clock_monotonic, s.start_ns, false);
+      pb::put_uint(out, f::primary_trace_clock, clock_monotonic);
+      pb::close(out, cs);
+      auto d = pb::open(out, f::packet_defaults);
+      pb::put_uint(out, f::defaults_clock_id, clock_monotonic);
+      pb::close(out, d);
+      pb::close(out, p);
+    }
+    track(out, process_track(), 0, [&](std::string& o) {
+      auto pr = pb::open(o, f::process);
+      pb::put_int(o, f::pid, pid);
+      pb::put_string(o, f::process_name, "grain locality " + std::to_string(s.cfg.locality));
+      pb::close(o, pr);
+    });
+    // Worker threads get made-up tids after the pid (Perfetto keys thread tracks on them; the
+    // real ones are not known to the trace); the policy engine comes after the workers.
+    auto thread_track = [&](std::uint64_t uuid, unsigned index, const std::string& name) {
+      track(out, uuid, process_track(), [&](std::string& o) {
+        auto th = pb::open(o, f::thread);
+        pb::put_int(o, f::pid, pid);
+        pb::put_int(o, f::tid, pid + 1 + static_cast<int>(index));
+        pb::put_string(o, f::thread_name, name);
+        pb::close(o, th);
+      });
+    };
+    for (unsigned w = 0; w < nw_; ++w)
+      thread_track(worker_track(w), w, "worker " + std::to_string(w));
+    thread_track(policy_track(), nw_, "policy engine");
     for (unsigned w = 0; w < nw_; ++w) {
-      worker_buf& b = session_->workers[w];
-      for (chunk* c = b.out.take_published(); c;) {
-        chunk* next = c->next;
-        convert(w, c->recs, c->recs + c->count);
-        b.out.give_back(c);
-        c = next;
-        did = true;
-      }
+      workers_[w].last_ts = s.start_ns;
+      const auto p = begin_packet(out, worker_sequence(w));
+      pb::put_uint(out, f::sequence_flags, incremental_state_cleared);
+      auto cs = pb::open(out, f::clock_snapshot);
+      clock(out, clock_incremental, s.start_ns, true);
+      clock(out, clock_monotonic, s.start_ns, false);
+      pb::close(out, cs);
+      auto d = pb::open(out, f::packet_defaults);
+      pb::put_uint(out, f::defaults_clock_id, clock_incremental);
+      auto te = pb::open(out, f::track_event_defaults);
+      pb::put_uint(out, f::default_track, worker_track(w));
+      pb::close(out, te);
+      pb::close(out, d);
+      pb::close(out, p);
     }
-    if (!buf_.empty()) {
-      write(buf_);
-      buf_.clear();
-    }
-    return did;
+    file_.write(out);
+    converter_.start(s);
   }
 
-  const std::string& region_name(std::uint32_t r) {
-    if (r >= rnames_.size()) {  // a task kind seen for the first time
-      rnames_.clear();
-      for (auto& x : session_->regions.all()) rnames_.push_back(json_string(x.first));
-    }
-    static const std::string unknown = "\"?\"";
-    return r < rnames_.size() ? rnames_[r] : unknown;
+  static std::size_t begin_packet(std::string& out, std::uint32_t sequence) {
+    const auto p = pb::open(out, f::trace_packet);
+    pb::put_uint(out, f::sequence_id, sequence);
+    return p;
   }
 
-  void close_slice(unsigned w, std::uint64_t ts) {
-    auto& st = open_[w].stack;
-    const open_slice o = st.back();
-    st.pop_back();
-    const bool idle = o.region == idle_region;
-    char head[160];
-    std::snprintf(head, sizeof head,
-                  ",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%s,\"dur\":%s,\"pid\":%u,\"tid\":%u",
-                  idle ? "idle" : "task", us(o.ts).c_str(), dur(ts - o.ts).c_str(), pid_, w);
-    buf_ += ",\n{\"name\":";
-    buf_ += region_name(o.region);
-    buf_ += head;
-    if (!idle) {
-      // Ids as decimal strings: GUIDs use all 64 bits, and JavaScript's JSON.parse (the
-      // Perfetto UI, chrome://tracing) rounds numbers above 2^53 to the nearest double.
-      char ids[120];
-      std::snprintf(ids, sizeof ids,
-                    ",\"args\":{\"guid\":\"%" PRIu64 "\",\"parent\":\"%" PRIu64 "\"", o.guid,
-                    o.parent);
-      buf_ += ids;
-      if (o.child) {
-        std::snprintf(ids, sizeof ids, ",\"resumed_child\":\"%" PRIu64 "\"", o.child);
-        buf_ += ids;
-      }
-      buf_ += '}';
-    }
-    buf_ += '}';
-    if (buf_.size() > (1u << 20)) {
-      write(buf_);
-      buf_.clear();
-    }
+  static void clock(std::string& out, std::uint64_t id, std::uint64_t ts, bool incremental) {
+    auto c = pb::open(out, f::clocks);
+    pb::put_uint(out, f::clock_id, id);
+    pb::put_uint(out, f::clock_timestamp, ts);
+    if (incremental) pb::put_bool(out, f::clock_incremental, true);
+    pb::close(out, c);
+  }
+
+  template <class Body>
+  static void track(std::string& out, std::uint64_t uuid, std::uint64_t parent, Body body) {
+    const auto p = begin_packet(out, aux_sequence);
+    auto t = pb::open(out, f::track_descriptor);
+    pb::put_uint(out, f::uuid, uuid);
+    if (parent) pb::put_uint(out, f::parent_uuid, parent);
+    body(out);
+    pb::close(out, t);
+    pb::close(out, p);
+  }
+
+  // ---- the workers' sequences (the converter thread, then the stopping thread) ------------
+
+  struct worker_state {
+    std::uint64_t last_ts = 0;        // the incremental clock's value
+    std::uint64_t child = 0;          // the next Enter re-enters an inline parent of this child
+    std::uint64_t resumed = 0;        // this task's next Enter is a resumed phase
+    std::vector<bool> interned;       // region ids whose name this sequence has
+    std::vector<std::uint32_t> open;  // regions of the open slices (to close them at stop)
+  };
+
+  // The first phase of a task starts its flow and ends its parent's; a resumed phase (announced
+  // by rec_resume) and a re-entered inline parent (announced by rec_note) do neither.
+  static bool first_phase(worker_state& ws, std::uint64_t guid) {
+    if (guid != ws.resumed) return true;
+    ws.resumed = 0;
+    return false;
   }
 
   void convert(unsigned w, const rec* p, const rec* e) {
-    worker_state& ws = open_[w];
+    worker_state& ws = workers_[w];
     for (; p < e; ++p) {
-      if (p->kind == rec_enter) {
-        ws.stack.push_back({p->ts, p->guid, p->parent, ws.child, p->region});
-        ws.child = 0;
-      } else if (p->kind == rec_note) {
+      if (p->kind == rec_note) {
         ws.child = p->guid;
-      } else if (!ws.stack.empty()) {
-        close_slice(w, p->ts);
+        continue;
       }
+      if (p->kind == rec_resume) {
+        ws.resumed = p->guid;
+        continue;
+      }
+      const bool enter = p->kind == rec_enter;
+      if (!enter && ws.open.empty()) continue;  // (cannot happen: every Leave has its Enter)
+      const std::uint64_t ts = p->ts > ws.last_ts ? p->ts : ws.last_ts;
+      const std::uint64_t delta = ts - ws.last_ts;
+      ws.last_ts = ts;
+      if (enter) {
+        const bool fresh = p->region >= ws.interned.size() || !ws.interned[p->region];
+        if (fresh || ws.child)
+          slow_enter(w, ws, *p, delta);
+        else
+          fast_event(w, ws, p, delta);
+        ws.open.push_back(p->region);
+      } else {
+        fast_event(w, ws, p, delta);
+        ws.open.pop_back();
+      }
+    }
+    if (used_ > (1u << 20)) flush();
+  }
+
+  // Almost every event: a slice begin of a name the sequence has, or a slice end. Written byte by
+  // byte (the same bytes as the pb:: string functions would write: the decoder test reads both
+  // kinds): Trace.packet { timestamp, sequence id, track_event { type, name_iid, flow_ids,
+  // legacy_event { bind_id, flow_direction } } }, each body shorter than 128 bytes.
+  void fast_event(unsigned w, worker_state& ws, const rec* p, std::uint64_t delta) {
+    char* const pk = reserve(64);  // the largest: 2 + 11 + 2 + 2 + 34
+    char* r = pk + 2;              // room for Trace.packet's tag and length
+    *r++ = 0x40;                   // timestamp (8, varint)
+    r = pb::put_varint(r, delta);
+    *r++ = 0x50;  // trusted_packet_sequence_id (10, varint)
+    r = pb::put_varint(r, worker_sequence(w));
+    *r++ = 0x5A;  // track_event (11, bytes)
+    char* const te = r++;
+    *r++ = 0x48;  // type (9, varint)
+    if (p->kind == rec_enter) {
+      *r++ = static_cast<char>(slice_begin);
+      *r++ = 0x50;  // name_iid (10, varint)
+      r = pb::put_varint(r, p->region + 1);
+      if (p->region != idle_region && first_phase(ws, p->guid)) {
+        *r++ = static_cast<char>(0xF9);  // flow_ids (47, fixed64)
+        *r++ = 0x02;
+        r = pb::put_fixed64(r, p->guid);
+        if (p->parent) {
+          *r++ = 0x32;  // legacy_event (6, bytes)
+          char* const le = r++;
+          *r++ = 0x40;  // bind_id (8, varint)
+          r = pb::put_varint(r, p->parent);
+          *r++ = 0x68;  // flow_direction (13, varint)
+          *r++ = static_cast<char>(flow_in);
+          *le = static_cast<char>(r - le - 1);
+        }
+      }
+    } else {
+      *r++ = static_cast<char>(slice_end);
+    }
+    *te = static_cast<char>(r - te - 1);
+    pk[0] = 0x0A;  // Trace.packet (1, bytes)
+    pk[1] = static_cast<char>(r - pk - 2);
+    used_ += static_cast<std::size_t>(r - pk);
+  }
+
+  // Room for n more bytes at the end of the converter's buffer (flushed at 1 MiB).
+  char* reserve(std::size_t n) {
+    if (used_ + n > buf_.size()) buf_.resize(std::max(buf_.size() * 2, used_ + n + (1u << 20)));
+    return buf_.data() + used_;
+  }
+
+  // A name new to the sequence (interned in the same packet), or an inline parent re-entered
+  // after its resumed child (annotated with the child's GUID): through the general encoder.
+  void slow_enter(unsigned w, worker_state& ws, const rec& r, std::uint64_t delta) {
+    std::string& out = slow_;
+    out.clear();
+    const auto pk = begin_packet(out, worker_sequence(w));
+    pb::put_uint(out, f::timestamp, delta);
+    if (r.region >= ws.interned.size() || !ws.interned[r.region]) {
+      if (r.region >= ws.interned.size()) ws.interned.resize(r.region + 1, false);
+      ws.interned[r.region] = true;
+      auto in = pb::open(out, f::interned_data);
+      auto en = pb::open(out, f::event_names);
+      pb::put_uint(out, f::iid, r.region + 1);
+      pb::put_string(out, f::interned_name, region_name(r.region));
+      pb::close(out, en);
+      pb::close(out, in);
+    }
+    auto te = pb::open(out, f::track_event);
+    pb::put_uint(out, f::type, slice_begin);
+    pb::put_uint(out, f::name_iid, r.region + 1);
+    if (r.region != idle_region) {
+      if (ws.child) {
+        annotation_uint(out, "resumed_child", ws.child);
+        ws.child = 0;
+      } else if (first_phase(ws, r.guid)) {
+        pb::put_fixed64(out, f::flow_ids, r.guid);
+        if (r.parent) {
+          auto le = pb::open(out, f::legacy_event);
+          pb::put_uint(out, f::bind_id, r.parent);
+          pb::put_uint(out, f::flow_direction, flow_in);
+          pb::close(out, le);
+        }
+      }
+    }
+    pb::close(out, te);
+    pb::close(out, pk);
+    std::memcpy(reserve(out.size()), out.data(), out.size());
+    used_ += out.size();
+  }
+
+  // Slices still open at stop (idle, or every open region on a signal) end at t_end.
+  void close_open(unsigned w, std::uint64_t t_end) {
+    worker_state& ws = workers_[w];
+    while (!ws.open.empty()) {
+      rec r{};
+      r.ts = t_end;
+      r.kind = rec_leave;
+      r.region = ws.open.back();
+      convert(w, &r, &r + 1);
     }
   }
 
-  std::string us(std::uint64_t ts) const {
-    char buf[40];
-    const std::uint64_t d = ts - start_;
-    std::snprintf(buf, sizeof buf, "%" PRIu64 ".%03u", d / 1000, static_cast<unsigned>(d % 1000));
-    return buf;
+  const std::string& region_name(std::uint32_t r) {
+    if (r >= names_.size()) {  // a task kind seen for the first time
+      names_.clear();
+      for (auto& x : session_->regions.all()) names_.push_back(x.first);
+    }
+    static const std::string unknown = "?";
+    return r < names_.size() ? names_[r] : unknown;
   }
 
-  static std::string num(double v) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    std::string s = buf;
-    if (s == "nan" || s == "-nan" || s == "inf" || s == "-inf") return "null";
-    return s;
+  void flush() {
+    file_.write(std::string_view(buf_.data(), used_));
+    used_ = 0;
   }
 
-  void counter_event(const std::string& name, std::uint64_t ts, unsigned tid, double v) {
-    write(",\n{\"name\":" + json_string(name) + ",\"ph\":\"C\",\"ts\":" + us(ts) +
-          ",\"pid\":" + std::to_string(pid_) + ",\"tid\":" + std::to_string(tid) +
-          ",\"args\":{\"value\":" + num(v) + "}}");
+  static void annotation_uint(std::string& out, const std::string& name, std::uint64_t v) {
+    auto a = pb::open(out, f::debug_annotations);
+    pb::put_string(out, f::annotation_name, name);
+    pb::put_uint(out, f::uint_value, v);
+    pb::close(out, a);
+  }
+
+  // ---- sequence 1 (aux_mutex held) --------------------------------------------------------
+
+  // A counter track per counter or knob, described the first time it has a value.
+  std::uint64_t counter_track(std::string& out, const std::string& name, const std::string& unit) {
+    auto it = counters_.find(name);
+    if (it != counters_.end()) return it->second;
+    const std::uint64_t uuid = base_ + 0x100000 + counters_.size();
+    counters_.emplace(name, uuid);
+    track(out, uuid, process_track(), [&](std::string& o) {
+      pb::put_string(o, f::track_name, name);
+      auto c = pb::open(o, f::counter);
+      if (!unit.empty()) pb::put_string(o, f::unit_name, unit);
+      pb::close(o, c);
+    });
+    return uuid;
+  }
+
+  void counter_value(std::string& out, std::uint64_t uuid, std::uint64_t ts, double v) {
+    const auto p = begin_packet(out, aux_sequence);
+    pb::put_uint(out, f::timestamp, ts);
+    auto te = pb::open(out, f::track_event);
+    pb::put_uint(out, f::type, counter_event);
+    pb::put_uint(out, f::track_uuid, uuid);
+    pb::put_double(out, f::double_counter_value, v);
+    pb::close(out, te);
+    pb::close(out, p);
   }
 
   void sample(session_core& s, const counter_snapshot& snap) override {
+    const auto& wanted = s.wanted_counters(snap);
+    if (snap.layout_generation != layout_) {
+      layout_ = snap.layout_generation;
+      units_.clear();
+      for (auto& c : registry().list("*")) units_.emplace(c.name, c.unit);
+    }
     const std::uint64_t ts = s.clamp_aux(snap.time_ns);
-    for (std::uint32_t i : s.wanted_counters(snap))
-      if (snap.values[i].available)
-        counter_event(snap.values[i].name, ts, nw_, snap.values[i].value);
+    std::string out;
+    for (std::uint32_t i : wanted) {
+      const auto& v = snap.values[i];
+      if (!v.available) continue;
+      auto u = units_.find(v.name);
+      const std::uint64_t t = counter_track(out, v.name, u != units_.end() ? u->second : "");
+      counter_value(out, t, ts, v.value);
+    }
+    file_.write(out);
   }
 
   void knob_value(session_core& s, const std::string& knob, double value,
                   std::uint64_t ts) override {
-    counter_event("knob:" + knob, s.clamp_aux(ts), nw_ + 1, value);
+    std::string out;
+    counter_value(out, counter_track(out, "knob:" + knob, ""), s.clamp_aux(ts), value);
+    file_.write(out);
+  }
+
+  static void annotation(std::string& out, const std::string& name, const std::string& v) {
+    auto a = pb::open(out, f::debug_annotations);
+    pb::put_string(out, f::annotation_name, name);
+    pb::put_string(out, f::string_value, v);
+    pb::close(out, a);
+  }
+  static void annotation(std::string& out, const std::string& name, double v) {
+    auto a = pb::open(out, f::debug_annotations);
+    pb::put_string(out, f::annotation_name, name);
+    pb::put_double(out, f::double_value, v);
+    pb::close(out, a);
   }
 
   void decision(session_core&, const decision_record& r, std::uint64_t ts) override {
-    std::string e = ",\n{\"name\":" + json_string("policy:" + r.rule) +
-                    ",\"cat\":\"decision\",\"ph\":\"i\",\"s\":\"t\",\"ts\":" + us(ts) +
-                    ",\"pid\":" + std::to_string(pid_) + ",\"tid\":" + std::to_string(nw_ + 1) +
-                    ",\"args\":{\"rule\":" + json_string(r.rule) +
-                    ",\"knob\":" + json_string(r.knob) + ",\"old_value\":" + num(r.old_value) +
-                    ",\"new_value\":" + num(r.new_value) + ",\"requested\":" + num(r.requested) +
-                    ",\"clamped\":" + (r.clamped ? "true" : "false") +
-                    ",\"reason\":" + json_string(r.reason);
-    for (auto& [n, v] : r.trigger) e += "," + json_string("trigger:" + n) + ":" + num(v);
-    e += "}}";
-    write(e);
-    counter_event("knob:" + r.knob, ts, nw_ + 1, r.new_value);
+    std::string out;
+    const auto p = begin_packet(out, aux_sequence);
+    pb::put_uint(out, f::timestamp, ts);
+    auto te = pb::open(out, f::track_event);
+    pb::put_uint(out, f::type, instant);
+    pb::put_uint(out, f::track_uuid, policy_track());
+    pb::put_string(out, f::name, "policy:" + r.rule);
+    annotation(out, "rule", r.rule);
+    annotation(out, "knob", r.knob);
+    if (r.type != knob_type::real) {  // integer and enumeration knobs: exact integers
+      for (auto [n, v] :
+           {std::pair{"old_value", r.old_value}, std::pair{"new_value", r.new_value}}) {
+        auto a = pb::open(out, f::debug_annotations);
+        pb::put_string(out, f::annotation_name, n);
+        pb::put_int(out, f::int_value, static_cast<std::int64_t>(v));
+        pb::close(out, a);
+      }
+    } else {
+      annotation(out, "old_value", r.old_value);
+      annotation(out, "new_value", r.new_value);
+    }
+    annotation(out, "requested", r.requested);
+    {
+      auto a = pb::open(out, f::debug_annotations);
+      pb::put_string(out, f::annotation_name, "clamped");
+      pb::put_bool(out, f::bool_value, r.clamped);
+      pb::close(out, a);
+    }
+    annotation(out, "reason", r.reason);
+    for (auto& [n, v] : r.trigger) annotation(out, "trigger:" + n, v);
+    pb::close(out, te);
+    pb::close(out, p);
+    counter_value(out, counter_track(out, "knob:" + r.knob, ""), ts, r.new_value);
+    file_.write(out);
   }
 
   void finalize(session_core& s, std::uint64_t t_end, trace_stats& st) override {
-    if (!out_) return;
-    // (start_, session_ and open_ were set by open_workers: finalize follows a start.)
-    // The rest of the workers' records: published chunks, then the chunks being written.
-    stop_converter();
-    drain();
+    // (session_ and workers_ were set by open_workers: finalize follows a start.)
+    converter_.finish();
     for (unsigned w = 0; w < nw_; ++w) {
-      auto& b = s.workers[w];
-      if (b.out.current) {
-        convert(w, b.out.current->recs, b.out.cur);
-        b.out.cur = b.out.current->recs;
-      }
-      while (!open_[w].stack.empty()) close_slice(w, t_end);  // idle at stop; all on a signal
-      b.stack.clear();
+      close_open(w, t_end);
+      s.workers[w].stack.clear();
     }
-    std::string meta = std::move(buf_);
-    buf_.clear();
-    auto thread_name = [&](unsigned tid, const std::string& name, unsigned order) {
-      char line[256];
-      std::snprintf(line, sizeof line,
-                    ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{"
-                    "\"name\":\"%s\"}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,"
-                    "\"tid\":%u,\"args\":{\"sort_index\":%u}}",
-                    pid_, tid, name.c_str(), pid_, tid, order);
-      meta += line;
-    };
-    for (unsigned w = 0; w < nw_; ++w) thread_name(w, "worker " + std::to_string(w), w);
-    thread_name(nw_, "runtime counters", nw_);
-    thread_name(nw_ + 1, "policy engine", nw_ + 1);
-    meta += "\n]}\n";
-    write(meta);
-    std::lock_guard lk(file_mutex_);
-    std::FILE* f = out_.get();
-    int err = std::ferror(f) ? (errno ? errno : EIO) : 0;
-    if (std::fclose(out_.release()) != 0 && !err) err = errno ? errno : EIO;
-    std::error_code ec;
-    if (!err && ::rename(writing_.c_str(), s.path.c_str()) != 0) err = errno;
-    if (err) {
-      st.complete = false;
-      st.path = writing_;
-      st.error = std::strerror(err);
-      spdlog::error("grain: trace {}: cannot write ({}); what was written is in {}", s.path,
-                    st.error, writing_);
-    }
-    st.bytes = fs::file_size(st.path, ec);
-  }
-
-  static std::string dur(std::uint64_t d) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%" PRIu64 ".%03u", d / 1000, static_cast<unsigned>(d % 1000));
-    return buf;
+    flush();
+    file_.finish(st);
   }
 
  private:
   unsigned nw_;
-  unsigned pid_;
-  std::string writing_;
-  std::uint64_t start_ = 0;
-  std::mutex file_mutex_;  // out_: the converter, the sampler and decisions write to it
-  std::unique_ptr<std::FILE, file_closer> out_;
-  struct open_slice {
-    std::uint64_t ts, guid, parent, child;
-    std::uint32_t region;
-  };
-  struct worker_state {
-    std::vector<open_slice> stack;
-    std::uint64_t child = 0;  // the next Enter re-enters an inline parent of this child
-  };
-  // Converter state (the converter thread, then the stopping thread).
+  std::uint64_t base_;  // track uuids: (locality + 1) << 32 | index
+  trace_file file_;
+  // Converter state.
   session_core* session_ = nullptr;
-  std::vector<worker_state> open_;
-  std::vector<std::string> rnames_;  // JSON-quoted region names by id
-  std::string buf_;
-  std::atomic<bool> stop_{false};
-  std::thread converter_;
+  std::vector<worker_state> workers_;
+  std::vector<std::string> names_;  // region names by id
+  std::string buf_;                 // [0, used_): packets not yet written
+  std::size_t used_ = 0;
+  std::string slow_;  // slow_enter's packet
+  // Aux state (aux_mutex).
+  std::map<std::string, std::uint64_t> counters_;  // counter or knob -> track uuid
+  std::unordered_map<std::string, std::string> units_;
+  std::uint64_t layout_ = ~0ull;
+  chunk_converter converter_;  // last: its thread uses the members above
 };
 
 }  // namespace

@@ -20,11 +20,13 @@ struct frame {
 
 struct rec {
   std::uint64_t ts;
-  std::uint64_t guid;    // enter: task guid (0: idle); note: the resumed child's guid
+  std::uint64_t guid;    // enter: task guid (0: idle); note, resume: the resumed task's guid
   std::uint64_t parent;  // enter: parent guid
   std::uint32_t region;
   std::uint32_t kind;  // rec_enter, rec_leave, rec_note (precedes the enter it belongs to)
 };
-enum : std::uint32_t { rec_enter = 0, rec_leave = 1, rec_note = 2 };
+// rec_resume: the task `guid` resumes after a suspension (its next Enter here is not its first
+// phase; the Perfetto back end draws the flow from the parent to the first phase only).
+enum : std::uint32_t { rec_enter = 0, rec_leave = 1, rec_note = 2, rec_resume = 3 };
 
 }  // namespace grain::instrumentation::trace_detail

@@ -39,6 +39,7 @@ void next_chunk(session_core& s, worker_buf& b) {
 void reenter_chain(session_core& s, worker_buf& b, const task_info& t, std::uint64_t ts) {
   std::vector<frame> chain;
   if (!s.chains.take(t.guid, chain)) return;
+  put(s, b, {ts, t.guid, 0, 0, rec_resume});
   for (const frame& f : chain) {
     b.stack.push_back(f);
     emit_enter(s, b, f.region, f.guid, f.parent, ts, t.guid);
@@ -53,7 +54,8 @@ void leave_suspended(session_core& s, worker_buf& b, std::size_t i, const task_i
   for (std::size_t j = st.size(); j-- > 0;) emit_leave(s, b, st[j].region, ts);
   std::size_t first = 0;
   while (first < i && st[first].guid == 0) ++first;  // never idle frames
-  if (i > first) s.chains.save(t.guid, st.data() + first, i - first);
+  // Saved even without inline parents: the resumption is then known to be one (rec_resume).
+  s.chains.save(t.guid, st.data() + first, i - first);
   st.clear();
 }
 

@@ -62,7 +62,8 @@ inline void emit_leave(session_core& s, worker_buf& b, std::uint32_t region, std
   put(s, b, {ts, 0, 0, region, rec_leave});
 }
 
-// The task resumes with inline parents that were open under it when it suspended.
+// The task resumes (rec_resume), with the inline parents that were open under it when it
+// suspended.
 void reenter_chain(session_core& s, worker_buf& b, const task_info& t, std::uint64_t ts);
 
 inline void phase_begin(session_core& s, unsigned w, const task_info& t, std::uint64_t ts) {

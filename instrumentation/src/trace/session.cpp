@@ -37,15 +37,15 @@ std::uint64_t realtime_ns() {
 // Remove only what a trace of ours consists of; never the directory's other contents.
 void remove_old_outputs(const fs::path& dir) {
   std::error_code ec;
-  for (std::string n : {"traces.otf2", "traces.def", "traces", "trace.json"}) {
+  for (std::string n :
+       {"traces.otf2", "traces.def", "traces", "trace.pftrace", "trace.json", "trace.json.gz"}) {
     fs::remove_all(dir / n, ec);
     fs::remove_all(dir / (n + ".incomplete"), ec);
   }
-  // The per-rank JSON files of a multi-rank Perfetto trace.
+  // The per-rank files of a multi-rank Perfetto or Chrome trace.
   for (auto& e : fs::directory_iterator(dir, ec)) {
     const std::string n = e.path().filename().string();
-    if (n.rfind("trace.rank", 0) == 0 && n.find(".json") != std::string::npos)
-      fs::remove(e.path(), ec);
+    if (n.rfind("trace.rank", 0) == 0) fs::remove(e.path(), ec);
   }
 }
 
@@ -71,6 +71,20 @@ void prepare_directory(const trace_config& cfg, const fs::path& dir) {
 }
 
 }  // namespace
+
+const char* trace_file_name(trace_format f) noexcept {
+  switch (f) {
+    case trace_format::perfetto:
+      return "trace.pftrace";
+    case trace_format::chrome:
+      return "trace.json";
+    case trace_format::chrome_gz:
+      return "trace.json.gz";
+    case trace_format::otf2:
+      break;
+  }
+  return "traces.otf2";
+}
 
 struct trace_session::impl {
   session_core core;
@@ -120,13 +134,25 @@ trace_session::trace_session(trace_config cfg) : impl_(std::make_unique<impl>())
     }
   }
   s.cfg = std::move(cfg);
-  // OTF2: one archive for every rank. Perfetto JSON: one file per rank.
-  const std::string json =
-      s.group ? "trace.rank" + std::to_string(s.group->rank()) + ".json" : "trace.json";
-  s.path = (dir / (s.cfg.format == trace_format::otf2 ? "traces.otf2" : json)).string();
+  // OTF2: one archive for every rank. Perfetto and Chrome: one file per rank (trace.rankR.*).
+  std::string file = trace_file_name(s.cfg.format);
+  if (s.group && s.cfg.format != trace_format::otf2)
+    file.insert(std::string("trace").size(), ".rank" + std::to_string(s.group->rank()));
+  s.path = (dir / file).string();
   s.workers = std::vector<worker_buf>(s.cfg.workers);
   for (auto& b : s.workers) b.stack.reserve(64);
-  s.be = s.cfg.format == trace_format::otf2 ? make_otf2_backend(s) : make_perfetto_backend(s);
+  switch (s.cfg.format) {
+    case trace_format::otf2:
+      s.be = make_otf2_backend(s);
+      break;
+    case trace_format::perfetto:
+      s.be = make_perfetto_backend(s);
+      break;
+    case trace_format::chrome:
+    case trace_format::chrome_gz:
+      s.be = make_chrome_backend(s, s.cfg.format == trace_format::chrome_gz);
+      break;
+  }
 }
 
 trace_session::~trace_session() {

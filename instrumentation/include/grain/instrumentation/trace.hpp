@@ -2,8 +2,9 @@
 // Traces of tasks, counters and policy decisions (docs/tracing.md).
 //
 // The trace extension (grain::runtime constructs it after the instrumentation extension):
-//   --grain:trace=DIR                  record DIR/traces.otf2 (OTF2) or DIR/trace.json
-//   --grain:trace-format=otf2|perfetto OTF2 archive (default) or Chrome/Perfetto JSON
+//   --grain:trace=DIR                  record DIR/traces.otf2 (OTF2), DIR/trace.pftrace
+//                                      (Perfetto) or DIR/trace.json[.gz] (Chrome JSON)
+//   --grain:trace-format=FORMAT        otf2 (default), perfetto, chrome or chrome.gz
 //   --grain:trace-overwrite            allow DIR to exist (our old trace files in it go)
 //   --grain:trace-counters=PATTERN     record only matching counters (repeatable; default all)
 //
@@ -21,7 +22,12 @@ namespace grain::instrumentation {
 
 std::unique_ptr<grain::extension> make_trace_extension();
 
-enum class trace_format { otf2, perfetto };
+// perfetto: Perfetto's protobuf TracePacket stream; chrome: Chrome trace-event JSON (chrome_gz:
+// gzip-compressed).
+enum class trace_format { otf2, perfetto, chrome, chrome_gz };
+
+// The file a format writes in the trace directory ("traces.otf2", "trace.pftrace", ...).
+const char* trace_file_name(trace_format f) noexcept;
 
 struct trace_config {
   std::string dir;  // created; an existing DIR is refused unless overwrite
@@ -36,13 +42,13 @@ struct trace_config {
 
 // What a finished recording wrote.
 struct trace_stats {
-  std::string path;                 // DIR/traces.otf2 or DIR/trace.json
+  std::string path;                 // DIR/traces.otf2, DIR/trace.pftrace, DIR/trace.json[.gz]
   std::uint64_t task_enters = 0;    // task phases entered (Enter events of task regions)
   std::uint64_t reentries = 0;      // of those, inline parents re-entered on resumption
   std::uint64_t worker_events = 0;  // Enter/Leave events on worker locations (tasks and idle)
   std::uint64_t counter_samples = 0;
   std::uint64_t decisions = 0;
-  std::uint64_t bytes = 0;   // size of the event files (OTF2) or the JSON file
+  std::uint64_t bytes = 0;   // size of the event files (OTF2) or of the Perfetto/JSON file
   std::uint64_t errors = 0;  // records the writer refused (should be 0)
   // False when writing failed (a full disk): recording stopped at the first error, and what
   // was written carries the suffix ".incomplete" (path names it); error says why.

@@ -1,0 +1,79 @@
+#pragma once
+// The converter side of the streamed formats (Perfetto protobuf, Chrome JSON): a thread that
+// takes the chunks the workers publish, hands each worker's records to the back end's convert
+// function in order, and gives the chunks back, so that memory stays at a few chunks per worker
+// however long the run. At stop, finish() converts what is left (published chunks, then the
+// chunks being written). The OTF2 back end has its own loop (OTF2 writers per location).
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "session_core.hpp"
+
+namespace grain::instrumentation::trace_detail {
+
+class chunk_converter {
+ public:
+  using convert_fn = std::function<void(unsigned worker, const rec* begin, const rec* end)>;
+  // after_batch: called by the converting thread after each pass that converted something
+  // (the back end writes its buffers there).
+  chunk_converter(convert_fn convert, std::function<void()> after_batch)
+      : convert_(std::move(convert)), after_(std::move(after_batch)) {}
+  ~chunk_converter() { stop(); }
+  chunk_converter(const chunk_converter&) = delete;
+  chunk_converter& operator=(const chunk_converter&) = delete;
+
+  void start(session_core& s) {
+    s_ = &s;
+    thread_ = std::thread([this] {
+      while (!stop_.load(std::memory_order_acquire))
+        if (!drain()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+  }
+
+  // Every worker left its hooks: the rest of their records, by the calling thread.
+  void finish() {
+    stop();
+    if (!s_) return;
+    drain();
+    for (unsigned w = 0; w < s_->workers.size(); ++w) {
+      auto& b = s_->workers[w];
+      if (b.out.current) {
+        convert_(w, b.out.current->recs, b.out.cur);
+        b.out.cur = b.out.current->recs;
+      }
+    }
+    after_();
+  }
+
+ private:
+  void stop() {
+    stop_.store(true, std::memory_order_release);
+    if (thread_.joinable()) thread_.join();
+  }
+
+  bool drain() {
+    bool did = false;
+    for (unsigned w = 0; w < s_->workers.size(); ++w) {
+      worker_buf& b = s_->workers[w];
+      for (chunk* c = b.out.take_published(); c;) {
+        chunk* next = c->next;
+        convert_(w, c->recs, c->recs + c->count);
+        b.out.give_back(c);
+        c = next;
+        did = true;
+      }
+    }
+    if (did) after_();
+    return did;
+  }
+
+  convert_fn convert_;
+  std::function<void()> after_;
+  session_core* s_ = nullptr;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace grain::instrumentation::trace_detail
