@@ -42,6 +42,8 @@ struct location_stats {
   std::uint64_t ref = 0;
   std::string name, type;
   std::uint64_t first = 0, last = 0, events = 0, busy = 0, idle = 0;
+  // Task phases (Enter events of task regions without re-entries) and MPI messages.
+  std::uint64_t phases = 0, sent = 0, received = 0, sent_bytes = 0, received_bytes = 0;
   std::uint64_t busy_since = 0, idle_since = 0;
   bool seen = false;
   std::vector<frame> stack;
@@ -127,6 +129,8 @@ struct state final : walk::consumer {
   void parameter_int(OTF2_LocationRef loc, OTF2_TimeStamp t, const walk::attributes&,
                      OTF2_ParameterRef p, std::int64_t v) override;
   void other_event(OTF2_LocationRef loc, OTF2_TimeStamp t) override;
+  void mpi_message(OTF2_LocationRef loc, OTF2_TimeStamp t, const walk::attributes&, bool sent,
+                   std::uint32_t, std::uint32_t, std::uint64_t bytes) override;
 };
 
 // ---- definitions ----------------------------------------------------------------------------
@@ -256,6 +260,7 @@ void state::enter(OTF2_LocationRef loc, OTF2_TimeStamp t, const walk::attributes
   if (!reentry) {
     ++r.count;
     if (guid) r.tasks.insert(*guid);
+    if (r.name.rfind("task:", 0) == 0) ++l->phases;
   }
 }
 
@@ -304,6 +309,14 @@ void state::parameter_int(OTF2_LocationRef loc, OTF2_TimeStamp t, const walk::at
 
 void state::other_event(OTF2_LocationRef loc, OTF2_TimeStamp t) {
   touch(*this, loc, t);
+}
+
+void state::mpi_message(OTF2_LocationRef loc, OTF2_TimeStamp t, const walk::attributes&, bool sent,
+                        std::uint32_t, std::uint32_t, std::uint64_t bytes) {
+  location_stats* l = touch(*this, loc, t);
+  if (!l) return;
+  ++(sent ? l->sent : l->received);
+  (sent ? l->sent_bytes : l->received_bytes) += bytes;
 }
 
 // ---- output ---------------------------------------------------------------------------------
@@ -364,7 +377,11 @@ void print(const state& s, std::FILE* f) {
       std::fprintf(f, ",\"first\":%" PRIu64 ",\"last\":%" PRIu64, l.first, l.last);
     else
       std::fputs(",\"first\":null,\"last\":null", f);
-    std::fprintf(f, ",\"busy\":%" PRIu64 ",\"idle\":%" PRIu64 "}", l.busy, l.idle);
+    std::fprintf(f,
+                 ",\"busy\":%" PRIu64 ",\"idle\":%" PRIu64 ",\"phases\":%" PRIu64
+                 ",\"sent\":%" PRIu64 ",\"received\":%" PRIu64 ",\"sent_bytes\":%" PRIu64
+                 ",\"received_bytes\":%" PRIu64 "}",
+                 l.busy, l.idle, l.phases, l.sent, l.received, l.sent_bytes, l.received_bytes);
     sep = ",";
   }
   std::fputs("],\n\"regions\":[", f);

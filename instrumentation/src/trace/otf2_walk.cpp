@@ -106,6 +106,17 @@ OTF2_CallbackCode evt_onoff(OTF2_LocationRef loc, OTF2_TimeStamp t, void* u, OTF
   return OTF2_CALLBACK_SUCCESS;
 }
 
+OTF2_CallbackCode evt_send(OTF2_LocationRef loc, OTF2_TimeStamp t, void* u, OTF2_AttributeList* a,
+                           uint32_t receiver, OTF2_CommRef, uint32_t tag, uint64_t length) {
+  W(u).c->mpi_message(loc, t, attributes(W(u), a), true, receiver, tag, length);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode evt_recv(OTF2_LocationRef loc, OTF2_TimeStamp t, void* u, OTF2_AttributeList* a,
+                           uint32_t sender, OTF2_CommRef, uint32_t tag, uint64_t length) {
+  W(u).c->mpi_message(loc, t, attributes(W(u), a), false, sender, tag, length);
+  return OTF2_CALLBACK_SUCCESS;
+}
+
 struct reader_closer {
   void operator()(OTF2_Reader* r) const { OTF2_Reader_Close(r); }
 };
@@ -239,6 +250,8 @@ void walker::walk(const std::string& anchor, consumer& cons) {
   OTF2_GlobalEvtReaderCallbacks_SetParameterUnsignedIntCallback(ec, evt_puint);
   OTF2_GlobalEvtReaderCallbacks_SetBufferFlushCallback(ec, evt_flush);
   OTF2_GlobalEvtReaderCallbacks_SetMeasurementOnOffCallback(ec, evt_onoff);
+  OTF2_GlobalEvtReaderCallbacks_SetMpiSendCallback(ec, evt_send);
+  OTF2_GlobalEvtReaderCallbacks_SetMpiRecvCallback(ec, evt_recv);
   OTF2_Reader_RegisterGlobalEvtCallbacks(r.get(), ger, ec, this);
   OTF2_GlobalEvtReaderCallbacks_Delete(ec);
   uint64_t nevents = 0;

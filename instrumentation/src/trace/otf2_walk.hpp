@@ -69,6 +69,10 @@ class consumer {
                                 OTF2_ParameterRef, const std::string& /*text*/) {}
   virtual void parameter_int(OTF2_LocationRef, OTF2_TimeStamp, const attributes&, OTF2_ParameterRef,
                              std::int64_t) {}
+  // A message of a multi-rank trace (MpiSend: `sent`, peer = receiver; MpiRecv: peer = sender).
+  virtual void mpi_message(OTF2_LocationRef, OTF2_TimeStamp, const attributes&, bool /*sent*/,
+                           std::uint32_t /*peer*/, std::uint32_t /*tag*/, std::uint64_t /*bytes*/) {
+  }
   // An event of another kind grain neither writes nor reads: unsigned parameter, buffer flush,
   // measurement on/off (tools count them; the rest of the record kinds are not delivered).
   virtual void other_event(OTF2_LocationRef, OTF2_TimeStamp) {}
