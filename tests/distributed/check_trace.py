@@ -4,7 +4,10 @@ one location group per rank; per rank, task Enter events (re-entries of inline p
 excluded) equal to the phase counts given as RANK=COUNT; every MpiSend paired with an MpiRecv
 on the receiving rank in order, with the same length, and (clocks tied to rank 0's) never
 received before it was sent by more than the tolerance.
-Usage: check_trace.py ARCHIVE RANK=PHASES...   Exit 0 and "trace OK ..." or exit 1 naming why."""
+With --coalesced: also at least one parcel message carrying several parcels (its "parcels"
+attribute), and as many parcels in all sent messages as received ones.
+Usage: check_trace.py [--coalesced] ARCHIVE RANK=PHASES...
+Exit 0 and "trace OK ..." or exit 1 naming why."""
 import collections
 import sys
 
@@ -14,8 +17,12 @@ TOLERANCE_NS = 1_000_000  # clocks of one machine; the offsets' own error is a f
 
 
 def main():
-    archive = sys.argv[1]
-    expected = {int(k): int(v) for k, v in (a.split("=") for a in sys.argv[2:])}
+    args = sys.argv[1:]
+    coalesced = "--coalesced" in args
+    args = [a for a in args if a != "--coalesced"]
+    archive = args[0]
+    expected = {int(k): int(v) for k, v in (a.split("=") for a in args[1:])}
+    parcels_per_message = collections.Counter()
     enters = collections.Counter()
     sends = collections.defaultdict(collections.deque)  # (src, dst) -> (time, length)
     recvs = collections.defaultdict(list)
@@ -33,6 +40,9 @@ def main():
                     enters[rank] += 1
             elif isinstance(ev, otf2.events.MpiSend):
                 sends[(rank, ev.receiver)].append((ev.time, ev.msg_length))
+                if ev.msg_tag == 1:  # parcels (2: control)
+                    n = [v for a, v in (ev.attributes or {}).items() if a.name == "parcels"]
+                    parcels_per_message[n[0] if n else None] += 1
             elif isinstance(ev, otf2.events.MpiRecv):
                 recvs[(ev.sender, rank)].append((ev.time, ev.msg_length))
     problems = []
@@ -58,11 +68,17 @@ def main():
                 break
     if pairs == 0:
         problems.append("no messages in the trace")
+    if None in parcels_per_message:
+        problems.append(f"{parcels_per_message[None]} parcel messages without a parcel count")
+    if coalesced and not any(k and k > 1 for k in parcels_per_message):
+        problems.append("no message carries more than one parcel: "
+                        f"{dict(parcels_per_message)}")
     if problems:
         print("trace NOT OK:\n  " + "\n  ".join(problems))
         return 1
     print(f"trace OK: {len(groups)} ranks, task phases {dict(sorted(enters.items()))}, "
-          f"{pairs} messages paired")
+          f"{pairs} messages paired, parcels per message "
+          f"{dict(sorted(parcels_per_message.items()))}")
     return 0
 
 
