@@ -59,6 +59,7 @@ class parcelport {
   std::uint32_t size() const noexcept { return size_; }
   bool distributed() const noexcept { return net_ != nullptr && size_ > 1; }
   const transport* network() const noexcept { return net_.get(); }
+  transport* network() noexcept { return net_.get(); }
 
   // `tamper`, when given, changes the encoded message before it is sent (testing.hpp: the
   // fault tests send what a broken or different program would).

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace grain::distributed {
@@ -30,6 +31,9 @@ class transport {
   // Completes every send (blocking) and shuts the network down (MPI_Finalize when grain
   // initialised MPI). Collective: every rank calls it.
   virtual void finalize() = 0;
+  // The lock around every MPI call (MPI_THREAD_SERIALIZED): the collectives
+  // (collectives_mpi.cpp) take it too, with try_lock.
+  virtual std::mutex& network_mutex() noexcept = 0;
   // The MPI thread level in words, for the log and docs.
   virtual const char* description() const noexcept = 0;
 };
