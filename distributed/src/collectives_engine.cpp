@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "grain/async.hpp"
 #include "grain/clock.hpp"
 #include "grain/distributed/action.hpp"
 
@@ -156,7 +157,7 @@ void collectives_engine::contribute(detail::collective_contribution c) {
       start_ready(ch, out);
     }
   }
-  deliver(out);
+  deliver_as_tasks(out);
 }
 
 void collectives_engine::add(slot& s, const detail::collective_contribution& c) {
@@ -268,6 +269,7 @@ void collectives_engine::start_ready(channel& ch, std::vector<delivery>& out) {
 collectives_engine::delivery collectives_engine::finish(slot& s, std::span<const char> blocks,
                                                         const std::string& net_error) {
   delivery d;
+  d.kind = s.kind;
   d.done = std::move(s.done);
   s.done.clear();
   s.st = state::finished;
@@ -354,6 +356,18 @@ void collectives_engine::deliver(std::vector<delivery>& out) {
   out.clear();
 }
 
+void collectives_engine::deliver_as_tasks(std::vector<delivery>& out) {
+  static const char* const names[detail::collective_kind_count] = {
+      "collective:all_reduce", "collective:reduce", "collective:broadcast", "collective:all_gather",
+      "collective:barrier"};
+  for (delivery& d : out)
+    grain::post(executor{},
+                annotate(names[static_cast<std::size_t>(d.kind)], [d = std::move(d)]() mutable {
+                  for (auto& fn : d.done) fn(d.result, d.error);
+                }));
+  out.clear();
+}
+
 bool collectives_engine::progress() {
   if (open_.load(std::memory_order_relaxed) == 0) return false;
   std::vector<delivery> out;
@@ -380,6 +394,7 @@ bool collectives_engine::progress() {
           // Not completing: a locality that never joined this generation. The contributors
           // learn it; the network operation stays (it completes if the locality comes).
           delivery d;
+          d.kind = s.kind;
           d.done = std::move(s.done);
           s.done.clear();
           d.error = failure(where(s) + " did not complete within " + ms_text(2 * limit) +
@@ -413,7 +428,7 @@ bool collectives_engine::progress() {
     }
   }
   moved = moved || !out.empty();
-  deliver(out);
+  deliver_as_tasks(out);
   return moved;
 }
 

@@ -78,6 +78,7 @@ class collectives_engine {
   };
   // Results handed out after the lock is released (a promise may resume a task inline).
   struct delivery {
+    detail::collective_kind kind{};
     std::vector<done_fn> done;
     std::vector<char> result;
     std::exception_ptr error;
@@ -90,6 +91,9 @@ class collectives_engine {
   delivery finish(slot& s, std::span<const char> blocks, const std::string& net_error);
   void account(const slot& s, bool failed);
   static void deliver(std::vector<delivery>& out);
+  // From background work: each delivery as a task named "collective:<kind>", so that the
+  // completion shows as a region in traces (tracing.md) on the worker that saw it.
+  static void deliver_as_tasks(std::vector<delivery>& out);
   std::string where(const slot& s) const;
 
   std::uint32_t rank_, size_;
