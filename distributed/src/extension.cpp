@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "collectives_counters.hpp"
+#include "collectives_engine.hpp"
 #include "grain/ext/runtime_core.hpp"
 #include "grain/instrumentation/counters.hpp"
 #include "grain/instrumentation/trace_group.hpp"
@@ -24,7 +26,11 @@ class distributed_extension final : public extension {
     return {{"coalescing",
              "coalesce the parcels of these actions (docs/coalescing.md; knobs "
              "coalescing.ACTION.parcels/.interval)",
-             true, true, "ACTION[,ACTION]"}};
+             true, true, "ACTION[,ACTION]"},
+            {"collectives-timeout",
+             "fail a collective generation that waits longer than MS milliseconds for a "
+             "contribution or a locality (docs/collectives.md; default 60000)",
+             true, false, "MS"}};
   }
 
   void configure(const options& opts, runtime_core& rt) override {
@@ -44,12 +50,16 @@ class distributed_extension final : public extension {
       instrumentation::set_trace_group(trace_group_.get());
     }
     for (const std::string& list : opts.get_all("coalescing")) enable_listed(list);
+    if (opts.has("collectives-timeout"))
+      collectives::set_timeout_ms(static_cast<std::uint64_t>(
+          opts.get_int("collectives-timeout", 60000, 1, 24LL * 3600 * 1000)));
     if (port_->distributed())
       spdlog::debug("grain: locality#{} of {} ({})", port_->rank(), port_->size(),
                     port_->network()->description());
   }
 
   void start(runtime_core& rt) override {
+    start_collectives(rt);
     if (!port_->distributed()) return;
     background_ = rt.add_background_work(0, [p = port_.get()] { return p->progress(); });
     counters_ = register_parcel_counters(instrumentation::registry(), *port_);
@@ -59,6 +69,7 @@ class distributed_extension final : public extension {
   void quiesce(runtime_core& rt) override { port_->quiesce_root(rt); }
 
   void stop(runtime_core& rt) override {
+    stop_collectives(rt);
     if (background_ >= 0) rt.remove_background_work(background_);
     background_ = -1;
     for (int id : counters_) instrumentation::registry().remove(id);
@@ -79,6 +90,38 @@ class distributed_extension final : public extension {
   }
 
  private:
+  // Every rank duplicates its collectives' communicators here (MPI_Comm_dup is collective:
+  // every rank starts its runtime). One locality: collectives complete locally.
+  void start_collectives(runtime_core& rt) {
+    std::unique_ptr<collective_network> net;
+    if (port_->distributed()) {
+      try {
+        net = make_mpi_collective_network(port_->network()->network_mutex());
+      } catch (const std::exception& e) {
+        throw option_error(std::string("cannot set up collectives: ") + e.what());
+      }
+    }
+    collectives_ =
+        std::make_unique<collectives_engine>(port_->rank(), port_->size(), std::move(net));
+    collectives_->make_current(true);
+    if (port_->distributed())
+      collectives_background_ =
+          rt.add_background_work(0, [c = collectives_.get()] { return c->progress(); });
+    collectives_counters_ =
+        register_collectives_counters(instrumentation::registry(), *collectives_);
+  }
+
+  void stop_collectives(runtime_core& rt) {
+    if (!collectives_) return;
+    if (collectives_background_ >= 0) rt.remove_background_work(collectives_background_);
+    collectives_background_ = -1;
+    for (int id : collectives_counters_) instrumentation::registry().remove(id);
+    collectives_counters_.clear();
+    collectives_->shutdown();
+    collectives_->make_current(false);
+    collectives_.reset();  // frees its communicators before the transport leaves MPI
+  }
+
   // --grain:coalescing=a,b: every name must be an action of this program.
   void enable_listed(const std::string& list) {
     std::size_t at = 0;
@@ -105,6 +148,9 @@ class distributed_extension final : public extension {
   std::unique_ptr<instrumentation::trace_group> trace_group_;
   int background_ = -1;
   std::vector<int> counters_;
+  std::unique_ptr<collectives_engine> collectives_;
+  int collectives_background_ = -1;
+  std::vector<int> collectives_counters_;
 };
 
 }  // namespace

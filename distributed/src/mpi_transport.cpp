@@ -80,6 +80,7 @@ class mpi_transport final : public transport {
   std::uint32_t rank() const noexcept override { return rank_; }
   std::uint32_t size() const noexcept override { return size_; }
   const char* description() const noexcept override { return level_; }
+  std::mutex& network_mutex() noexcept override { return network_; }
 
   void send(std::uint32_t dest, message_tag tag, std::vector<char> bytes,
             std::uint32_t parcels) override {

@@ -33,8 +33,9 @@ class transport {
   // Completes every send (blocking) and shuts the network down (MPI_Finalize when grain
   // initialised MPI). Collective: every rank calls it.
   virtual void finalize() = 0;
-  // Held around every MPI call (MPI_THREAD_SERIALIZED); other MPI users of the process (the
-  // trace's collectives) take it too.
+  // Held around every MPI call (MPI_THREAD_SERIALIZED); the process's other MPI users take it
+  // too: the trace's collectives (mpi_trace_group.cpp) blocking, grain's collectives
+  // (collectives_mpi.cpp) with try_lock.
   virtual std::mutex& network_mutex() noexcept = 0;
   // The MPI thread level in words, for the log and docs.
   virtual const char* description() const noexcept = 0;

@@ -3,6 +3,7 @@
 // docs/distributed.md explains how to run, serialization, progress, counters and faults.
 #include "grain/distributed/action.hpp"
 #include "grain/distributed/coalescing.hpp"
+#include "grain/distributed/collectives.hpp"
 #include "grain/distributed/locality.hpp"
 #include "grain/distributed/remote_async.hpp"
 #include "grain/distributed/serialization.hpp"

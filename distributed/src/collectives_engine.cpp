@@ -1,0 +1,509 @@
+// The generation table of collectives_engine.hpp: contributions, the start in generation
+// order, the checks of every rank's header, results, timeouts.
+#include "collectives_engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "grain/async.hpp"
+#include "grain/clock.hpp"
+#include "grain/distributed/action.hpp"
+
+namespace grain::distributed {
+
+namespace {
+
+std::atomic<collectives_engine*> current_engine{nullptr};
+std::atomic<std::uint64_t> timeout_ns{60'000'000'000ULL};
+
+// Every rank's block starts with this; the payload follows.
+struct wire_header {
+  std::uint64_t type_id = 0;
+  std::uint64_t generation = 0;
+  std::uint32_t kind = 0, size = 0, count = 0, rank = 0, error = 0, reserved = 0;
+  char message[88] = {};
+};
+static_assert(sizeof(wire_header) == 128);
+
+std::string ms_text(std::uint64_t ns) {
+  return std::to_string(ns / 1'000'000) + " ms";
+}
+
+std::exception_ptr failure(const std::string& what) {
+  return std::make_exception_ptr(collective_error(what));
+}
+
+}  // namespace
+
+std::uint64_t collective_timeout_ns() noexcept {
+  return timeout_ns.load(std::memory_order_relaxed);
+}
+
+collectives_engine::collectives_engine(std::uint32_t rank, std::uint32_t size,
+                                       std::unique_ptr<collective_network> net)
+    : rank_(rank), size_(net ? size : 1), net_(std::move(net)) {}
+
+collectives_engine::~collectives_engine() {
+  make_current(false);
+}
+
+collectives_engine* collectives_engine::current() noexcept {
+  return current_engine.load(std::memory_order_acquire);
+}
+
+void collectives_engine::make_current(bool on) noexcept {
+  if (on) {
+    current_engine.store(this, std::memory_order_release);
+  } else {
+    collectives_engine* self = this;
+    current_engine.compare_exchange_strong(self, nullptr);
+  }
+}
+
+std::string collectives_engine::where(const slot& s) const {
+  return std::string("grain::") + detail::collective_name(s.kind) + " generation " +
+         std::to_string(s.generation) + " on locality#" + std::to_string(rank_);
+}
+
+std::uint64_t collectives_engine::next_generation(detail::collective_kind k) {
+  std::lock_guard lock(m_);
+  channel& ch = channels_[static_cast<std::size_t>(k)];
+  std::uint64_t g = std::max(ch.auto_next, ch.next_start);
+  for (std::uint64_t s : ch.site_next) g = std::max(g, s);
+  for (auto it = ch.slots.find(g); it != ch.slots.end() && it->second.st != state::collecting;
+       it = ch.slots.find(g))
+    ++g;
+  return g;
+}
+
+void collectives_engine::contribute(detail::collective_contribution c) {
+  const char* name = detail::collective_name(c.kind);
+  auto refuse = [&](const std::string& why) { c.done({}, failure(why)); };
+  if (c.args.local_contributors == 0)
+    return refuse(std::string("grain::") + name + ": local_contributors must be at least 1");
+  if (c.args.this_site >= 0 &&
+      static_cast<std::uint32_t>(c.args.this_site) >= c.args.local_contributors)
+    return refuse(std::string("grain::") + name + ": this_site " +
+                  std::to_string(c.args.this_site) + " is not below local_contributors " +
+                  std::to_string(c.args.local_contributors));
+  if ((c.kind == detail::collective_kind::reduce || c.kind == detail::collective_kind::broadcast) &&
+      c.root >= size_)
+    return refuse(
+        std::string("grain::") + name + ": root locality#" + std::to_string(c.root) +
+        " does not exist (there " +
+        (size_ == 1 ? "is 1 locality)" : "are " + std::to_string(size_) + " localities)"));
+  std::vector<delivery> out;
+  {
+    std::lock_guard lock(m_);
+    channel& ch = channels_[static_cast<std::size_t>(c.kind)];
+    std::uint64_t g = 0;
+    const auto site = static_cast<std::size_t>(c.args.this_site);
+    if (c.args.generation < 0 && c.args.this_site >= 0) {
+      // Every generation needs every site, so none before next_start still waits for it.
+      if (ch.site_next.size() <= site) ch.site_next.resize(site + 1, 0);
+      g = std::max(ch.site_next[site], ch.next_start);
+      ch.site_next[site] = g + 1;
+    } else if (c.args.generation < 0) {
+      g = std::max(ch.auto_next, ch.next_start);
+      for (auto it = ch.slots.find(g); it != ch.slots.end() && it->second.st != state::collecting;
+           it = ch.slots.find(g))
+        ++g;
+      ch.auto_next = g;
+    } else {
+      g = static_cast<std::uint64_t>(c.args.generation);
+    }
+    auto it = ch.slots.find(g);
+    if (it == ch.slots.end()) {
+      if (g < ch.next_start)
+        return refuse(
+            std::string("grain::") + name + " generation " + std::to_string(g) + " on locality#" +
+            std::to_string(rank_) +
+            " is closed: it already had all its contributions (a generation used twice?)");
+      it = ch.slots.emplace(g, slot{}).first;
+      slot& s = it->second;
+      s.kind = c.kind;
+      s.generation = g;
+      s.root = c.root;
+      s.size = c.size;
+      s.expected = c.args.local_contributors;
+      s.type_id = c.type_id;
+      s.first_ns = now_ns();
+      open_.fetch_add(1, std::memory_order_relaxed);
+    }
+    slot& s = it->second;
+    if (s.st != state::collecting)
+      return refuse(where(s) + " already had all its " + std::to_string(s.expected) +
+                    " local contribution(s): one more arrived (a wrong local_contributors, or "
+                    "a generation used twice)");
+    if (s.expected != c.args.local_contributors || s.root != c.root || s.type_id != c.type_id)
+      return refuse(where(s) + ": this contribution says " +
+                    std::to_string(c.args.local_contributors) + " local contributor(s), root " +
+                    std::to_string(c.root) + ", while the generation's first said " +
+                    std::to_string(s.expected) + ", root " + std::to_string(s.root) +
+                    (s.type_id != c.type_id ? ", and the value types differ" : ""));
+    if (c.args.this_site >= 0) {
+      if (s.sites.empty()) s.sites.assign(s.expected, false);
+      if (s.sites[site])
+        return refuse(where(s) + ": contributor " + std::to_string(site) +
+                      " contributed to it twice");
+      s.sites[site] = true;
+    }
+    add(s, c);
+    if (s.arrived == s.expected) {
+      s.st = state::ready;
+      if (c.args.generation < 0) ch.auto_next = g + 1;
+      start_ready(ch, out);
+    }
+  }
+  deliver_as_tasks(out);
+}
+
+void collectives_engine::add(slot& s, const detail::collective_contribution& c) {
+  ++s.arrived;
+  s.last_ns = now_ns();
+  s.done.push_back(c.done);
+  if (c.error) {
+    std::string what = "a contributor failed";
+    try {
+      std::rethrow_exception(c.error);
+    } catch (const std::exception& e) {
+      what += std::string(": ") + e.what();
+    } catch (...) {
+    }
+    if (s.error.empty()) s.error = "locality#" + std::to_string(rank_) + ": " + what;
+    return;
+  }
+  const char* v = static_cast<const char*>(c.value);
+  switch (s.kind) {
+    case detail::collective_kind::all_reduce:
+    case detail::collective_kind::reduce:
+      if (!s.has_value) {
+        s.local.assign(v, v + s.size);
+        s.combine = c.combine;
+        s.has_value = true;
+      } else {
+        s.combine(s.local.data(), v);
+      }
+      break;
+    case detail::collective_kind::broadcast:
+      if (!s.has_value && s.root == rank_) {
+        s.local.assign(v, v + s.size);
+        s.has_value = true;
+      }
+      break;
+    case detail::collective_kind::all_gather:
+      s.local.insert(s.local.end(), v, v + s.size);
+      break;
+    case detail::collective_kind::barrier:
+      break;
+  }
+}
+
+std::vector<char> collectives_engine::block_of(const slot& s) const {
+  std::size_t payload = s.size;
+  if (s.kind == detail::collective_kind::all_gather) payload = std::size_t{s.size} * s.expected;
+  if (s.kind == detail::collective_kind::barrier) payload = 0;
+  std::vector<char> b(sizeof(wire_header) + payload, 0);
+  wire_header h;
+  h.type_id = s.type_id;
+  h.generation = s.generation;
+  h.kind = static_cast<std::uint32_t>(s.kind);
+  h.size = s.size;
+  h.count = s.expected;
+  h.rank = rank_;
+  if (!s.error.empty()) {
+    h.error = 1;
+    std::strncpy(h.message, s.error.c_str(), sizeof(h.message) - 1);
+  }
+  std::memcpy(b.data(), &h, sizeof h);
+  std::memcpy(b.data() + sizeof h, s.local.data(), std::min(payload, s.local.size()));
+  return b;
+}
+
+void collectives_engine::start_ready(channel& ch, std::vector<delivery>& out) {
+  for (;;) {
+    auto it = ch.slots.find(ch.next_start);
+    if (it == ch.slots.end() || it->second.st != state::ready) return;
+    slot& s = it->second;
+    if (s.send.empty()) s.send = block_of(s);
+    if (!net_) {
+      ++ch.next_start;
+      out.push_back(finish(s, s.send, {}));
+      ch.slots.erase(it);
+      open_.fetch_sub(1, std::memory_order_relaxed);
+      continue;
+    }
+    const std::size_t block = s.send.size();
+    switch (s.kind) {
+      case detail::collective_kind::reduce:
+        s.recv.assign(s.root == rank_ ? block * size_ : 0, 0);
+        break;
+      case detail::collective_kind::broadcast:
+        s.recv = s.send;
+        break;
+      default:
+        s.recv.assign(block * size_, 0);
+        break;
+    }
+    const std::uint64_t id = next_op_;
+    try {
+      if (!net_->start(id, s.kind, s.root, s.send, s.recv)) return;  // network busy: later
+    } catch (const std::exception& e) {
+      ++ch.next_start;
+      out.push_back(finish(s, {}, e.what()));
+      ch.slots.erase(it);
+      open_.fetch_sub(1, std::memory_order_relaxed);
+      continue;
+    }
+    ++next_op_;
+    s.st = state::started;
+    s.started_ns = now_ns();
+    started_[id] = {static_cast<int>(s.kind), s.generation};
+    counts_.in_flight.fetch_add(1, std::memory_order_relaxed);
+    ++ch.next_start;
+  }
+}
+
+collectives_engine::delivery collectives_engine::finish(slot& s, std::span<const char> blocks,
+                                                        const std::string& net_error) {
+  delivery d;
+  d.kind = s.kind;
+  d.done = std::move(s.done);
+  s.done.clear();
+  s.st = state::finished;
+  auto fail = [&](const std::string& why) {
+    d.error = failure(why);
+    account(s, true);
+    return std::move(d);
+  };
+  if (!net_error.empty()) return fail(where(s) + ": MPI failed: " + net_error);
+  const std::size_t block = s.send.size();
+  const std::size_t payload = block - sizeof(wire_header);
+  const bool on_root = s.root == rank_;
+  std::size_t n = 0;
+  switch (s.kind) {
+    case detail::collective_kind::broadcast:
+      n = 1;
+      break;
+    case detail::collective_kind::reduce:
+      n = on_root ? size_ : 0;
+      break;
+    default:
+      n = size_;
+      break;
+  }
+  if (blocks.size() < n * block) return fail(where(s) + ": short result from the network");
+  // Every rank's header, in rank order: the first error wins, then mismatches.
+  for (std::size_t r = 0; r < n; ++r) {
+    wire_header h;
+    std::memcpy(&h, blocks.data() + r * block, sizeof h);
+    if (h.error) {
+      h.message[sizeof(h.message) - 1] = '\0';
+      return fail(where(s) + " failed: " + h.message);
+    }
+    if (h.kind != static_cast<std::uint32_t>(s.kind) || h.type_id != s.type_id || h.size != s.size)
+      return fail(where(s) + ": locality#" + std::to_string(h.rank) +
+                  " contributed a value of another type to it (sizes " + std::to_string(h.size) +
+                  " and " + std::to_string(s.size) + " bytes)");
+    if (h.generation != s.generation)
+      return fail(where(s) + ": locality#" + std::to_string(h.rank) + " took part as generation " +
+                  std::to_string(h.generation) +
+                  " (the localities number their generations differently)");
+    if (s.kind == detail::collective_kind::all_gather && h.count != s.expected)
+      return fail(where(s) + ": locality#" + std::to_string(h.rank) + " gathered " +
+                  std::to_string(h.count) + " contributions, this one " +
+                  std::to_string(s.expected) + " (all_gather needs the same number everywhere)");
+  }
+  if (!s.error.empty()) return fail(where(s) + " failed: " + s.error);
+  auto payload_of = [&](std::size_t r) { return blocks.data() + r * block + sizeof(wire_header); };
+  switch (s.kind) {
+    case detail::collective_kind::all_reduce:
+    case detail::collective_kind::reduce:
+      if (n == 0) {
+        d.result = s.local;  // not the root: what this locality sent
+        break;
+      }
+      d.result.assign(payload_of(0), payload_of(0) + payload);
+      for (std::size_t r = 1; r < n; ++r) s.combine(d.result.data(), payload_of(r));
+      break;
+    case detail::collective_kind::broadcast:
+      d.result.assign(payload_of(0), payload_of(0) + payload);
+      break;
+    case detail::collective_kind::all_gather:
+      for (std::size_t r = 0; r < n; ++r)
+        d.result.insert(d.result.end(), payload_of(r), payload_of(r) + payload);
+      break;
+    case detail::collective_kind::barrier:
+      break;
+  }
+  account(s, false);
+  return d;
+}
+
+void collectives_engine::account(const slot& s, bool failed) {
+  const std::uint64_t t = now_ns();
+  counts_.operations.fetch_add(1, std::memory_order_relaxed);
+  counts_.latency_ns.fetch_add(t - s.first_ns, std::memory_order_relaxed);
+  counts_.local_wait_ns.fetch_add(s.last_ns - s.first_ns, std::memory_order_relaxed);
+  if (failed) counts_.errors.fetch_add(1, std::memory_order_relaxed);
+}
+
+void collectives_engine::deliver(std::vector<delivery>& out) {
+  for (delivery& d : out)
+    for (auto& fn : d.done) fn(d.result, d.error);
+  out.clear();
+}
+
+void collectives_engine::deliver_as_tasks(std::vector<delivery>& out) {
+  static const char* const names[detail::collective_kind_count] = {
+      "collective:all_reduce", "collective:reduce", "collective:broadcast", "collective:all_gather",
+      "collective:barrier"};
+  for (delivery& d : out)
+    grain::post(executor{},
+                annotate(names[static_cast<std::size_t>(d.kind)], [d = std::move(d)]() mutable {
+                  for (auto& fn : d.done) fn(d.result, d.error);
+                }));
+  out.clear();
+}
+
+bool collectives_engine::progress() {
+  if (open_.load(std::memory_order_relaxed) == 0) return false;
+  std::vector<delivery> out;
+  bool moved = false;
+  {
+    std::unique_lock lock(m_, std::try_to_lock);
+    if (!lock.owns_lock()) return false;
+    const std::uint64_t now = now_ns();
+    const std::uint64_t limit = collective_timeout_ns();
+    for (channel& ch : channels_) {
+      for (auto& [g, s] : ch.slots) {
+        if (s.st == state::collecting && now - s.first_ns > limit) {
+          // Contributions missing here: start anyway, with the error, so that every locality
+          // learns it instead of waiting in MPI.
+          s.error = "locality#" + std::to_string(rank_) + " had " + std::to_string(s.arrived) +
+                    " of " + std::to_string(s.expected) + " local contributions after " +
+                    ms_text(limit);
+          s.st = state::ready;
+          ch.auto_next = std::max(ch.auto_next, g + 1);
+          moved = true;
+        } else if ((s.st == state::started || s.st == state::ready) && !s.delivered &&
+                   now - (s.st == state::started ? s.started_ns : s.last_ns) > 2 * limit) {
+          // Twice the limit: a locality that is short of contributions reports that first.
+          // Not completing: a locality that never joined this generation. The contributors
+          // learn it; the network operation stays (it completes if the locality comes).
+          delivery d;
+          d.kind = s.kind;
+          d.done = std::move(s.done);
+          s.done.clear();
+          d.error = failure(where(s) + " did not complete within " + ms_text(2 * limit) +
+                            ": does every locality contribute to it?");
+          account(s, true);
+          out.push_back(std::move(d));
+          s.delivered = true;
+          moved = true;
+        }
+      }
+      start_ready(ch, out);
+    }
+    if (net_ && !started_.empty()) {
+      std::vector<collective_network::finished> fin;
+      if (net_->poll(fin)) {
+        for (auto& f : fin) {
+          auto at = started_.find(f.id);
+          if (at == started_.end()) continue;
+          channel& ch = channels_[static_cast<std::size_t>(at->second.first)];
+          auto it = ch.slots.find(at->second.second);
+          started_.erase(at);
+          counts_.in_flight.fetch_sub(1, std::memory_order_relaxed);
+          if (it == ch.slots.end()) continue;
+          slot& s = it->second;
+          if (!s.delivered) out.push_back(finish(s, s.recv, f.error));
+          ch.slots.erase(it);
+          open_.fetch_sub(1, std::memory_order_relaxed);
+          moved = true;
+        }
+      }
+    }
+  }
+  moved = moved || !out.empty();
+  deliver_as_tasks(out);
+  return moved;
+}
+
+void collectives_engine::shutdown() {
+  std::vector<delivery> out;
+  {
+    std::lock_guard lock(m_);
+    for (channel& ch : channels_)
+      for (auto& [g, s] : ch.slots) {
+        if (s.delivered || s.done.empty()) continue;
+        delivery d;
+        d.done = std::move(s.done);
+        s.done.clear();
+        d.error = failure(where(s) + ": the runtime stopped before it completed");
+        out.push_back(std::move(d));
+        s.delivered = true;
+      }
+  }
+  deliver(out);
+}
+
+}  // namespace grain::distributed
+
+namespace grain {
+
+namespace detail {
+
+const char* collective_name(collective_kind k) noexcept {
+  switch (k) {
+    case collective_kind::all_reduce:
+      return "all_reduce";
+    case collective_kind::reduce:
+      return "reduce";
+    case collective_kind::broadcast:
+      return "broadcast";
+    case collective_kind::all_gather:
+      return "all_gather";
+    case collective_kind::barrier:
+      return "barrier";
+  }
+  return "collective";
+}
+
+std::uint64_t collective_type_hash(std::string_view type_name, std::size_t size) noexcept {
+  return hash_bytes(std::string(type_name) + "#" + std::to_string(size));
+}
+
+void contribute(collective_contribution c) {
+  distributed::collectives_engine* e = distributed::collectives_engine::current();
+  if (!e) {
+    c.done({}, std::make_exception_ptr(
+                   collective_error(std::string("grain::") + collective_name(c.kind) +
+                                    ": collectives need a running grain::runtime")));
+    return;
+  }
+  e->contribute(std::move(c));
+}
+
+}  // namespace detail
+
+namespace collectives {
+
+std::uint64_t next_generation(detail::collective_kind kind) {
+  distributed::collectives_engine* e = distributed::collectives_engine::current();
+  return e ? e->next_generation(kind) : 0;
+}
+
+void set_timeout_ms(std::uint64_t ms) {
+  distributed::timeout_ns.store(ms * 1'000'000ULL, std::memory_order_relaxed);
+}
+
+std::uint64_t timeout_ms() {
+  return distributed::collective_timeout_ns() / 1'000'000ULL;
+}
+
+}  // namespace collectives
+
+}  // namespace grain

@@ -1,0 +1,112 @@
+#pragma once
+// The collectives of one locality (grain/distributed/collectives.hpp): a table of generations
+// per kind of collective. Contributions are combined into their generation's slot as they
+// arrive; a full slot is started as ONE network operation (collective_network), in generation
+// order per kind; background work tests it and hands the result to every contributor. Every
+// rank's block carries a header (type, generation, count, error), so mismatches and failed
+// contributions reach all localities as errors instead of wrong numbers or a hang. Without a
+// network (one locality) a full slot completes at once.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "collective_network.hpp"
+#include "grain/distributed/collectives.hpp"
+
+namespace grain::distributed {
+
+struct collective_counts {
+  std::atomic<std::uint64_t> operations{0};     // generations completed (or failed)
+  std::atomic<std::uint64_t> latency_ns{0};     // Σ first local contribution -> results handed out
+  std::atomic<std::uint64_t> local_wait_ns{0};  // Σ first -> last local contribution
+  std::atomic<std::uint64_t> errors{0};         // generations that failed here
+  std::atomic<std::uint64_t> in_flight{0};      // started on the network, not finished
+};
+
+class collectives_engine {
+ public:
+  collectives_engine(std::uint32_t rank, std::uint32_t size,
+                     std::unique_ptr<collective_network> net);
+  ~collectives_engine();
+  collectives_engine(const collectives_engine&) = delete;
+  collectives_engine& operator=(const collectives_engine&) = delete;
+
+  static collectives_engine* current() noexcept;
+  void make_current(bool on) noexcept;
+
+  void contribute(detail::collective_contribution c);
+  // Background work: starts full generations, tests those in flight, enforces the timeout.
+  bool progress();
+  std::uint64_t next_generation(detail::collective_kind k);
+  const collective_counts& counts() const noexcept { return counts_; }
+  std::uint32_t rank() const noexcept { return rank_; }
+  // At the end of the runtime: what still waits fails (its contributors get an error).
+  void shutdown();
+
+ private:
+  enum class state { collecting, ready, started, finished };
+  using done_fn = std::function<void(std::span<const char>, std::exception_ptr)>;
+  struct slot {
+    detail::collective_kind kind{};
+    std::uint64_t generation = 0;
+    std::uint32_t root = 0, size = 0, expected = 1, arrived = 0;
+    std::uint64_t type_id = 0;
+    state st = state::collecting;
+    bool delivered = false;   // contributors already told (timeout); the network op goes on
+    std::vector<char> local;  // combined value, root's value, or the gathered values
+    bool has_value = false;
+    std::function<void(void*, const void*)> combine;
+    std::vector<done_fn> done;
+    std::vector<bool> sites;  // which indexed contributors arrived
+    std::string error;        // this locality's error for the generation
+    std::uint64_t first_ns = 0, last_ns = 0, started_ns = 0;
+    std::vector<char> send, recv;
+  };
+  struct channel {
+    std::map<std::uint64_t, slot> slots;
+    std::uint64_t next_start = 0;          // generations below it started (or finished) here
+    std::uint64_t auto_next = 0;           // the slot automatic contributions without an index fill
+    std::vector<std::uint64_t> site_next;  // per contributor index: its next generation
+  };
+  // Results handed out after the lock is released (a promise may resume a task inline).
+  struct delivery {
+    detail::collective_kind kind{};
+    std::vector<done_fn> done;
+    std::vector<char> result;
+    std::exception_ptr error;
+  };
+
+  void add(slot& s, const detail::collective_contribution& c);
+  void start_ready(channel& ch, std::vector<delivery>& out);
+  std::vector<char> block_of(const slot& s) const;
+  // Turns the gathered blocks into the result (or an error) for this locality.
+  delivery finish(slot& s, std::span<const char> blocks, const std::string& net_error);
+  void account(const slot& s, bool failed);
+  static void deliver(std::vector<delivery>& out);
+  // From background work: each delivery as a task named "collective:<kind>", so that the
+  // completion shows as a region in traces (tracing.md) on the worker that saw it.
+  static void deliver_as_tasks(std::vector<delivery>& out);
+  std::string where(const slot& s) const;
+
+  std::uint32_t rank_, size_;
+  std::unique_ptr<collective_network> net_;
+  std::mutex m_;
+  std::array<channel, detail::collective_kind_count> channels_;
+  std::unordered_map<std::uint64_t, std::pair<int, std::uint64_t>> started_;  // op -> slot
+  std::uint64_t next_op_ = 1;
+  std::atomic<std::size_t> open_{0};  // slots in the table: progress has nothing to do at 0
+  collective_counts counts_;
+};
+
+// The timeout of collectives.hpp, in ns (process-wide, read by the engine).
+std::uint64_t collective_timeout_ns() noexcept;
+
+}  // namespace grain::distributed
