@@ -16,9 +16,9 @@
 --            dominate the arithmetic mean), and Algorithm 1 sends the first parcel after a
 --            pause at once anyway;
 --          * n is as large as the message may be: at most `max_parcels`, at most
---            `message_bytes` (Open MPI's shared-memory eager limit: a larger message waits
---            until the receiver takes part, which a busy receiver does late), and at most what
---            fills within `budget_us`; messages that fill let n double towards that cap;
+--            `message_bytes` (0: no limit; e.g. an MPI eager limit, above which a message
+--            waits until the receiver takes part), and at most what fills within
+--            `budget_us`; messages that fill let n grow to that cap;
 --          * messages that mostly leave by the timer with fewer than n parcels show bursts of
 --            that size (request/answer rounds): n drops to it, so a burst leaves as soon as it
 --            is complete, and n tries to grow again only after a back-off that doubles while
@@ -41,13 +41,14 @@ M.defaults = {
   action = "work",          -- the coalesced action (its short name, as in the knobs)
   every = 64,               -- parcels between two events (coalescing.event-parcels)
   max_parcels = 256,        -- parcels per message at most
-  message_bytes = 4096,     -- bytes per message at most (0: no limit)
+  message_bytes = 0,        -- bytes per message at most (0: no limit)
   budget_us = 2000,         -- a message fills within this, or is smaller
   fill = 2,                 -- interval = fill x parcels x typical gap
   max_interval_us = 5000,
   sparse_us = 100,          -- typical gap from which parcels go alone
   timer_share = 0.3,        -- messages sent by the timer from which bursts are "small"
   max_backoff = 64,         -- events between two tries to grow n, at most
+  hysteresis = 0.25,        -- the interval moves only by more than this share
 }
 
 local function pow2_floor(x)
@@ -78,6 +79,14 @@ function M.start(user)
 
   local function set(k, v, why)
     if k:get() ~= v then k:set(v, why) end
+  end
+  -- The gap estimate jitters by ±10% from one event to the next: an interval that moves
+  -- with it would be a decision record every 200 µs, and buy nothing.
+  local function set_interval(v, why)
+    local cur = ki:get()
+    if cur == 0 or v < cur * (1 - cfg.hysteresis) or v > cur * (1 + cfg.hysteresis) then
+      set(ki, v, why)
+    end
   end
 
   return grain.on("coalescing." .. action, function(ev)
@@ -123,7 +132,7 @@ function M.start(user)
     st.n = n
     local interval = math.max(1, math.min(cfg.max_interval_us, math.ceil(cfg.fill * n * typ)))
     set(kp, n, "dense: " .. why)
-    set(ki, interval, "dense: " .. why)
+    set_interval(interval, "dense: " .. why)
   end, "adaptive_coalescing:" .. action)
 end
 

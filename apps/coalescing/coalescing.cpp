@@ -8,12 +8,13 @@
 //   sparse  N/20 parcels with G µs of sleep between two posts (a trickle);
 //   paced   N/4 parcels with P µs of computation before each post (an application that
 //           computes between sends: parcels P µs apart, too far apart for a short interval);
-//   chains  K request chains to every other locality, N/50 hops each: a parcel that runs
+//   chains  K request chains to every other locality, N/200 hops each: a parcel that runs
 //           sends the next one back (latency-bound: a parcel that waits for company delays
 //           its chain, and there are only K parcels in flight per destination).
 // A phase ends when every parcel of it has run everywhere. Prints one JSON line per phase and
 // one for the whole run (seconds, parcels per second, the network overhead of Eq. 3.4 on
-// rank 0 since the start, and over the phase from both ranks' background and loop time).
+// rank 0 since the start, and over the phase from both ranks' background and loop time, and
+// that background time itself: Eq. 3.3).
 // Coalescing is on when --grain:coalescing=work is given; its knobs
 // (coalescing.work.parcels/.interval) come from --grain:knob=... or a policy
 // (scripts/sweep-coalescing, docs/coalescing.md).
@@ -184,7 +185,7 @@ int main(int argc, char** argv) {
     if (p == "chains") {
       // Every locality starts K chains to every other one; a chain's hops alternate between
       // the two, so each locality runs about half of them.
-      const long hops = std::max(2L, n / 50);
+      const long hops = std::max(2L, n / 200);
       std::vector<grain::future<void>> fs;
       for (grain::locality l : all)
         fs.push_back(grain::async(l, grain::action<&start_chains>{}, std::int64_t(chains),
@@ -204,9 +205,10 @@ int main(int argc, char** argv) {
     const long parcels = count * peers * static_cast<long>(all.size());
     std::printf(
         "{\"phase\":\"%s\",\"seconds\":%.6f,\"parcels\":%ld,\"parcels_per_s\":%.0f,"
-        "\"network_overhead\":%.4f,\"phase_network_overhead\":%.4f}\n",
+        "\"network_overhead\":%.4f,\"phase_network_overhead\":%.4f,"
+        "\"phase_background_s\":%.6f}\n",
         p.c_str(), s, parcels, static_cast<double>(parcels) / s, counter(overhead),
-        loop > 0 ? (after[0] - before[0]) / loop : 0.0);
+        loop > 0 ? (after[0] - before[0]) / loop : 0.0, (after[0] - before[0]) / 1e9);
   }
   const double total =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
