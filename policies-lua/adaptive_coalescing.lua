@@ -1,7 +1,7 @@
 -- adaptive_coalescing.lua — move an action's coalescing knobs with the traffic's phase.
 --
 -- Reads:   the coalescer's own event "coalescing.<action>", raised every `every` parcels of
---          the action (at most every 200 µs; the policy sets coalescing.event-parcels): running
+--          the action (at most one per ms; the policy sets coalescing.event-parcels): running
 --          totals of parcels, messages, arrival gaps (Σgap, Σlog2 gap, per destination),
 --          message bytes and timer flushes. Between two events: the typical gap (geometric
 --          mean), parcels per message, the share of messages the flush timer sent, bytes per
@@ -47,6 +47,7 @@ M.defaults = {
   max_interval_us = 5000,
   sparse_us = 100,          -- typical gap from which parcels go alone
   timer_share = 0.3,        -- messages sent by the timer from which bursts are "small"
+  burst = 0.25,             -- ... if they also carry less than this share of n
   max_backoff = 64,         -- events between two tries to grow n, at most
   hysteresis = 0.25,        -- the interval moves only by more than this share
 }
@@ -75,13 +76,16 @@ function M.start(user)
 
   local st = { n = kp:get(), backoff = 1, hold = 0, ref_gap = nil, events = 0 }
   M.state = st
-  local last
+  -- The first event's totals are those since the start: it can act on them (the first burst
+  -- of a run is the one a late answer costs most).
+  local last = { parcels = 0, messages = 0, gaps = 0, gap_ns = 0, log2_gaps = 0, bytes = 0,
+                 timer_flushes = 0 }
 
   local function set(k, v, why)
     if k:get() ~= v then k:set(v, why) end
   end
   -- The gap estimate jitters by ±10% from one event to the next: an interval that moves
-  -- with it would be a decision record every 200 µs, and buy nothing.
+  -- with it would be a decision record every ms, and buy nothing.
   local function set_interval(v, why)
     local cur = ki:get()
     if cur == 0 or v < cur * (1 - cfg.hysteresis) or v > cur * (1 + cfg.hysteresis) then
@@ -91,7 +95,7 @@ function M.start(user)
 
   return grain.on("coalescing." .. action, function(ev)
     local cur = ev
-    if last == nil or ev.parcels < last.parcels then last = cur return end
+    if ev.parcels < last.parcels then last = cur return end  -- another coalescer
     local dp, dm = ev.parcels - last.parcels, ev.messages - last.messages
     local dg = ev.gaps - last.gaps
     if dp <= 0 or dm <= 0 or dg <= 0 then last = cur return end
@@ -120,12 +124,14 @@ function M.start(user)
     if cfg.message_bytes > 0 and bpp > 0 then cap = math.min(cap, cfg.message_bytes / bpp) end
     cap = math.max(1, pow2_floor(math.min(cap, cfg.budget_us / math.max(typ, 1e-3))))
     local n = math.min(kp:get(), cap)
-    if ki:get() > 0 and by_timer >= cfg.timer_share and ppm < 0.75 * n then
-      n = math.max(1, math.floor(ppm + 0.5))       -- bursts of this size
+    if ki:get() > 0 and by_timer >= cfg.timer_share and ppm < cfg.burst * n then
+      -- Bursts far smaller than a message (not a sender preempted for a while, which leaves
+      -- messages by the timer that are merely short): wait for no more than a burst.
+      n = math.max(1, math.floor(ppm + 0.5))
       st.hold, st.backoff = st.backoff, math.min(cfg.max_backoff, st.backoff * 2)
     elseif st.hold > 0 then
       st.hold = st.hold - 1
-    elseif n < cap then
+    elseif n < cap and (ppm >= 0.75 * n or ki:get() == 0) then
       -- Messages fill: bigger ones; straight to the cap unless bursts were seen.
       n = st.backoff == 1 and cap or math.min(cap, n * 2)
     end

@@ -10,7 +10,7 @@
 // its lock and hands the message to the transport in order, so parcels of one (destination,
 // action) are never reordered, lost or duplicated. With coalescing.event-parcels > 0 the
 // coalescer also raises an application event "coalescing.<action>" every that many parcels
-// (at most one per 200 µs): a policy then samples on the traffic itself, not on a wall-clock
+// (at most one per ms): a policy then samples on the traffic itself, not on a wall-clock
 // period that a burst of a few milliseconds falls between.
 #include <atomic>
 #include <condition_variable>

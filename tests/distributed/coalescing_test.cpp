@@ -270,7 +270,7 @@ struct event_log : instrumentation::listener {
   }
 };
 
-// 10 batches of 100 parcels, 1 ms apart; returns the coalescing.seq events they raised.
+// 10 batches of 100 parcels, 2 ms apart; returns the coalescing.seq events they raised.
 std::vector<instrumentation::app_event> batches_with_events(std::int64_t every) {
   event_log log;
   instrumentation::add_listener(&log);
@@ -278,7 +278,7 @@ std::vector<instrumentation::app_event> batches_with_events(std::int64_t every) 
   const locality dest(1);
   for (std::int64_t i = 0; i < 1000; ++i) {
     post(dest, action<&seq>{}, i);
-    if (i % 100 == 99) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (i % 100 == 99) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   knobs().at("coalescing.event-parcels").set(0, "test: back to the default");
   instrumentation::remove_listener(&log);
@@ -298,7 +298,7 @@ TEST(Coalescing, EventsEveryNParcelsCarryTheRunningTotals) {
   const double p0 = local_counter("count/parcels");
   const auto ev = batches_with_events(100);
   // The first parcel finds the last event long ago; then one every 100 parcels: the 101st
-  // of each batch comes after the 1 ms pause, well past the 200 µs between two events.
+  // of each batch comes after the 2 ms pause, past the 1 ms that must lie between two events.
   ASSERT_EQ(ev.size(), 10U);
   for (std::size_t k = 0; k < ev.size(); ++k) {
     // Running totals of the coalescer's own (never reset, unlike the counters).
@@ -309,8 +309,8 @@ TEST(Coalescing, EventsEveryNParcelsCarryTheRunningTotals) {
     if (k > 0) {
       EXPECT_GT(ev[k].get("messages"), ev[k - 1].get("messages")) << "16 parcels fill a message";
       EXPECT_GT(ev[k].get("bytes"), ev[k - 1].get("bytes"));
-      EXPECT_GT(ev[k].get("gap_ns"), ev[k - 1].get("gap_ns") + 1e6) << "the 1 ms pause";
-      EXPECT_GE(ev[k].time_ns - ev[k - 1].time_ns, 200'000U);
+      EXPECT_GT(ev[k].get("gap_ns"), ev[k - 1].get("gap_ns") + 2e6) << "the 2 ms pause";
+      EXPECT_GE(ev[k].time_ns - ev[k - 1].time_ns, 1'000'000U);
     }
   }
   EXPECT_EQ(local_counter("count/parcels"), p0 + 1000);

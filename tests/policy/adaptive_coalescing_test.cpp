@@ -1,7 +1,7 @@
 // policies-lua/adaptive_coalescing.lua on synthetic traffic (no runtime, no MPI): Algorithm 1
 // is simulated here over made-up arrival times — dense bursts, a trickle, paced sends, rounds of
 // 4 parcels — with the knobs as the policy sets them, and the coalescer's events (running
-// totals every 64 parcels, at most every 200 µs) are fed to the engine. The simulation also
+// totals every 64 parcels, at most every ms) are fed to the engine. The simulation also
 // measures what the knobs cost: how long parcels waited and how many per message they went,
 // so the checks are about the outcome (coalesced in bursts, nothing waiting in a trickle or in
 // rounds), not about the policy's internals.
@@ -44,7 +44,7 @@ class simulated_coalescer {
     last_ = t;
     queued_.push_back(t);
     if (interval == 0 || sparse || queued_.size() >= n) send(t, false);
-    if (parcels_total_ - last_event_parcels_ >= 64 && t >= last_event_ns_ + 200'000) event(t);
+    if (parcels_total_ - last_event_parcels_ >= 64 && t >= last_event_ns_ + 1'000'000) event(t);
   }
   // Lets simulated time pass to t (the flush timer).
   void timer(std::uint64_t t) {
