@@ -30,8 +30,8 @@ std::map<std::uint32_t, std::vector<std::vector<std::int64_t>>> g_messages;  // 
 }  // namespace
 
 void record_start() {
-  std::lock_guard lock(g_m);
-  g_messages.clear();
+  // Not under g_m: the observer runs under the parcel port's lock and takes g_m, so holding
+  // g_m while installing it would take the two locks in the other order (TSan).
   distributed::testing::observe_messages(
       action<&seq>::info().id,
       [](std::uint32_t source, std::uint64_t, const std::vector<std::span<const char>>& ps) {
@@ -44,6 +44,8 @@ void record_start() {
         std::lock_guard lock(g_m);
         g_messages[source].push_back(std::move(m));
       });
+  std::lock_guard lock(g_m);
+  g_messages.clear();
 }
 
 std::int64_t received_from(std::uint32_t source) {
