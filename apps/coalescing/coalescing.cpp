@@ -187,6 +187,7 @@ int main(int argc, char** argv) {
       // the two, so each locality runs about half of them.
       const long hops = std::max(2L, n / 200);
       std::vector<grain::future<void>> fs;
+      fs.reserve(all.size());
       for (grain::locality l : all)
         fs.push_back(grain::async(l, grain::action<&start_chains>{}, std::int64_t(chains),
                                   std::int64_t(work_ns), std::int64_t(hops)));
