@@ -17,9 +17,8 @@ namespace grain::distributed {
 namespace {
 constexpr std::uint64_t never = std::numeric_limits<std::uint64_t>::max();
 // Events at most this often per action: each wakes the policy thread, which on a machine
-// whose cores the workers keep busy takes its time from them (at one per 200 µs the policy
-// left grain-coalescing's dense phases ~1.4x slower than the best static setting; a burst of
-// tens of ms still brings tens of events).
+// whose cores the workers keep busy takes its time from them; a dense burst of tens of ms
+// still brings tens of events (docs/coalescing.md, "Events").
 constexpr std::uint64_t min_event_period_ns = 1'000'000;
 }  // namespace
 
