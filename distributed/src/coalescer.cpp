@@ -3,18 +3,24 @@
 #include "coalescer.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <limits>
 #include <stdexcept>
 
 #include "coalescing_counters.hpp"
 #include "grain/clock.hpp"
+#include "grain/instrumentation/app.hpp"
 
 namespace grain::distributed {
 
 namespace {
 constexpr std::uint64_t never = std::numeric_limits<std::uint64_t>::max();
-}
+// Events at most this often per action: each wakes the policy thread, which on a machine
+// whose cores the workers keep busy takes its time from them; a dense burst of tens of ms
+// still brings tens of events (docs/coalescing.md, "Events").
+constexpr std::uint64_t min_event_period_ns = 1'000'000;
+}  // namespace
 
 coalescer::coalescer(std::uint32_t rank, std::uint32_t localities, sender send)
     : rank_(rank),
@@ -28,7 +34,11 @@ coalescer::coalescer(std::uint32_t rank, std::uint32_t localities, sender send)
           "µs a coalesced parcel may wait for others (0: coalescing off), for coalesced "
           "actions without their own value")),
       max_bytes_(&knobs().define_int("coalescing.max-bytes", 1024, 64 << 20, 1 << 20,
-                                     "byte cap of a coalesced message (headers included)")) {
+                                     "byte cap of a coalesced message (headers included)")),
+      event_parcels_(&knobs().define_int(
+          "coalescing.event-parcels", 0, 1 << 20, 0,
+          "raise the event coalescing.<action> every this many parcels of an action, at most "
+          "every ms (0: no events); adaptive_coalescing.lua samples on it")) {
   default_interval_->on_change([this](double, double) { wake_timer(); });
 }
 
@@ -109,6 +119,14 @@ bool coalescer::submit(std::uint32_t dest, const parcel& p) {
   for (const auto& c : states_)
     if (c->id == p.action) s = c.get();
   if (!s) return false;
+  const std::uint64_t now = queue_parcel(dest, *s, p);
+  states.unlock();  // action states are never removed: s stays valid
+  maybe_raise_event(*s, now);
+  return true;
+}
+
+std::uint64_t coalescer::queue_parcel(std::uint32_t dest, action_state& as, const parcel& p) {
+  action_state* s = &as;
   queue& q = s->queues[dest];
   const std::int64_t n_max = max_parcels(*s);
   const std::int64_t interval = interval_us(*s);
@@ -121,6 +139,8 @@ bool coalescer::submit(std::uint32_t dest, const parcel& p) {
   if (gap != never) {
     s->stats.gaps.fetch_add(1, std::memory_order_relaxed);
     s->stats.gap_ns.fetch_add(gap, std::memory_order_relaxed);
+    s->stats.log2_gaps.fetch_add(static_cast<std::uint64_t>(std::bit_width(gap)),
+                                 std::memory_order_relaxed);
     s->stats.gap_histogram->record(static_cast<double>(gap));
   }
   const bool sparse = gap > static_cast<std::uint64_t>(interval) * 1000;
@@ -134,13 +154,39 @@ bool coalescer::submit(std::uint32_t dest, const parcel& p) {
   if (interval == 0 || sparse || static_cast<std::int64_t>(q.parcels) >= n_max ||
       q.msg.size() >= cap) {
     flush(dest, q, s->stats);
-    return true;
+    return now;
   }
   if (q.parcels == 1) {
     q.first_ns.store(now);
     if (now + static_cast<std::uint64_t>(interval) * 1000 < timer_next_.load()) wake_timer();
   }
-  return true;
+  return now;
+}
+
+void coalescer::maybe_raise_event(action_state& s, std::uint64_t now) {
+  const std::int64_t every = event_parcels_->int_value();
+  if (every <= 0) return;
+  coalescing_stats& st = s.stats;
+  const std::uint64_t parcels = st.parcels.load(std::memory_order_relaxed);
+  std::uint64_t last = st.last_event_ns.load(std::memory_order_relaxed);
+  if (parcels - st.last_event_parcels.load(std::memory_order_relaxed) <
+          static_cast<std::uint64_t>(every) ||
+      now < last + min_event_period_ns)
+    return;
+  // One sender wins the window; the others go on queueing.
+  if (!st.last_event_ns.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
+  st.last_event_parcels.store(parcels, std::memory_order_relaxed);
+  // Running totals: the policy differences two events, as it would two snapshots.
+  grain::event(
+      "coalescing." + s.name,
+      {{"parcels", static_cast<double>(parcels)},
+       {"messages", static_cast<double>(st.messages.load(std::memory_order_relaxed))},
+       {"gaps", static_cast<double>(st.gaps.load(std::memory_order_relaxed))},
+       {"gap_ns", static_cast<double>(st.gap_ns.load(std::memory_order_relaxed))},
+       {"log2_gaps", static_cast<double>(st.log2_gaps.load(std::memory_order_relaxed))},
+       {"bytes", static_cast<double>(st.bytes.load(std::memory_order_relaxed))},
+       {"timer_flushes", static_cast<double>(st.timer_flushes.load(std::memory_order_relaxed))},
+       {"time_ns", static_cast<double>(now)}});
 }
 
 void coalescer::flush(std::uint32_t dest, queue& q, coalescing_stats& st) {
@@ -151,6 +197,7 @@ void coalescer::flush(std::uint32_t dest, queue& q, coalescing_stats& st) {
   q.parcels = 0;
   q.first_ns.store(0);
   st.messages.fetch_add(1, std::memory_order_relaxed);
+  st.bytes.fetch_add(msg.size(), std::memory_order_relaxed);
   send_(dest, std::move(msg), n);
 }
 
@@ -201,6 +248,7 @@ void coalescer::timer_loop() {
           timer_.flushes.fetch_add(1, std::memory_order_relaxed);
           timer_.late_ns.fetch_add(late, std::memory_order_relaxed);
           if (late > timer_.max_late_ns.load()) timer_.max_late_ns.store(late);
+          s->stats.timer_flushes.fetch_add(1, std::memory_order_relaxed);
           flush(d, q, s->stats);
         }
       }

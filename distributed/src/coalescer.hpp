@@ -8,7 +8,10 @@
 // interval is kept by a timer on its own OS thread: tasks are not preemptive (seed 001 §3.1),
 // so a task could not be relied on to flush in time. Every flush of a queue happens under
 // its lock and hands the message to the transport in order, so parcels of one (destination,
-// action) are never reordered, lost or duplicated.
+// action) are never reordered, lost or duplicated. With coalescing.event-parcels > 0 the
+// coalescer also raises an application event "coalescing.<action>" every that many parcels
+// (at most one per ms): a policy then samples on the traffic itself, not on a wall-clock
+// period that a burst of a few milliseconds falls between.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -32,6 +35,12 @@ namespace grain::distributed {
 struct coalescing_stats {
   std::atomic<std::uint64_t> parcels{0}, messages{0};
   std::atomic<std::uint64_t> gaps{0}, gap_ns{0};  // arrivals after the first, Σ time between
+  // Σ bit_width(gap in ns) ≈ Σ log2(gap) + 1: the geometric mean of the gaps, which bursts
+  // dominate and pauses between them do not (the policy's fill-time model).
+  std::atomic<std::uint64_t> log2_gaps{0};
+  std::atomic<std::uint64_t> bytes{0};          // of the messages sent
+  std::atomic<std::uint64_t> timer_flushes{0};  // messages the flush timer sent
+  std::atomic<std::uint64_t> last_event_parcels{0}, last_event_ns{0};
   std::shared_ptr<instrumentation::histogram> gap_histogram;
 };
 
@@ -93,6 +102,9 @@ class coalescer {
   std::int64_t max_parcels(const action_state& s) const noexcept;
   std::int64_t interval_us(const action_state& s) const noexcept;
   void flush(std::uint32_t dest, queue& q, coalescing_stats& st);  // q.m held
+  // Algorithm 1 for one parcel (states_m_ held); returns the arrival time.
+  std::uint64_t queue_parcel(std::uint32_t dest, action_state& as, const parcel& p);
+  void maybe_raise_event(action_state& s, std::uint64_t now);  // no lock held
   void timer_loop();
   void wake_timer();
 
@@ -101,6 +113,7 @@ class coalescer {
   knob* default_parcels_;
   knob* default_interval_;
   knob* max_bytes_;
+  knob* event_parcels_;
   mutable std::shared_mutex states_m_;
   std::vector<std::unique_ptr<action_state>> states_;
   std::atomic<bool> any_{false};

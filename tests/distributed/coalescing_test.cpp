@@ -17,6 +17,7 @@
 
 #include "grain/grain.hpp"
 #include "grain/instrumentation/counters.hpp"
+#include "grain/instrumentation/listener.hpp"
 #include "testing.hpp"
 
 namespace grain::test::coalescing {
@@ -29,8 +30,8 @@ std::map<std::uint32_t, std::vector<std::vector<std::int64_t>>> g_messages;  // 
 }  // namespace
 
 void record_start() {
-  std::lock_guard lock(g_m);
-  g_messages.clear();
+  // Not under g_m: the observer runs under the parcel port's lock and takes g_m, so holding
+  // g_m while installing it would take the two locks in the other order (TSan).
   distributed::testing::observe_messages(
       action<&seq>::info().id,
       [](std::uint32_t source, std::uint64_t, const std::vector<std::span<const char>>& ps) {
@@ -43,6 +44,8 @@ void record_start() {
         std::lock_guard lock(g_m);
         g_messages[source].push_back(std::move(m));
       });
+  std::lock_guard lock(g_m);
+  g_messages.clear();
 }
 
 std::int64_t received_from(std::uint32_t source) {
@@ -254,6 +257,65 @@ TEST(Coalescing, FullQueueLeavesAtOnceAndCountersAgree) {
   EXPECT_EQ(local_counter("count/parcels"), 17);
   EXPECT_EQ(local_counter("count/messages"), 3);
   EXPECT_DOUBLE_EQ(local_counter("count/average-parcels-per-message"), 17.0 / 3.0);
+}
+
+namespace {
+
+// The coalescer's events (coalescing.event-parcels) as a policy would get them.
+struct event_log : instrumentation::listener {
+  std::mutex m;
+  std::vector<instrumentation::app_event> events;
+  void on_event(const instrumentation::app_event& e) override {
+    if (e.name != "coalescing.seq") return;
+    std::lock_guard lock(m);
+    events.push_back(e);
+  }
+};
+
+// 10 batches of 100 parcels, 2 ms apart; returns the coalescing.seq events they raised.
+std::vector<instrumentation::app_event> batches_with_events(std::int64_t every) {
+  event_log log;
+  instrumentation::add_listener(&log);
+  knobs().at("coalescing.event-parcels").set(static_cast<double>(every), "test");
+  const locality dest(1);
+  for (std::int64_t i = 0; i < 1000; ++i) {
+    post(dest, action<&seq>{}, i);
+    if (i % 100 == 99) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  knobs().at("coalescing.event-parcels").set(0, "test: back to the default");
+  instrumentation::remove_listener(&log);
+  expect_complete(dest, 0, 1000);
+  std::lock_guard lock(log.m);
+  return log.events;
+}
+
+}  // namespace
+
+TEST(Coalescing, EventsEveryNParcelsCarryTheRunningTotals) {
+  if (!distributed_run()) GTEST_SKIP() << "one locality: nothing to coalesce";
+  record_everywhere();
+  stream(0, 16, 100);
+  EXPECT_TRUE(batches_with_events(0).empty()) << "coalescing.event-parcels 0: no events";
+  record_everywhere();
+  const double p0 = local_counter("count/parcels");
+  const auto ev = batches_with_events(100);
+  // The first parcel finds the last event long ago; then one every 100 parcels: the 101st
+  // of each batch comes after the 2 ms pause, past the 1 ms that must lie between two events.
+  ASSERT_EQ(ev.size(), 10U);
+  for (std::size_t k = 0; k < ev.size(); ++k) {
+    // Running totals of the coalescer's own (never reset, unlike the counters).
+    EXPECT_EQ(ev[k].get("parcels") - ev[0].get("parcels"), 100.0 * static_cast<double>(k))
+        << "event " << k;
+    EXPECT_LE(ev[k].get("messages"), ev[k].get("parcels"));
+    EXPECT_GE(ev[k].get("gaps"), ev[k].get("parcels") - get_num_localities() + 1);
+    if (k > 0) {
+      EXPECT_GT(ev[k].get("messages"), ev[k - 1].get("messages")) << "16 parcels fill a message";
+      EXPECT_GT(ev[k].get("bytes"), ev[k - 1].get("bytes"));
+      EXPECT_GT(ev[k].get("gap_ns"), ev[k - 1].get("gap_ns") + 2e6) << "the 2 ms pause";
+      EXPECT_GE(ev[k].time_ns - ev[k - 1].time_ns, 1'000'000U);
+    }
+  }
+  EXPECT_EQ(local_counter("count/parcels"), p0 + 1000);
 }
 
 }  // namespace grain::test::coalescing
