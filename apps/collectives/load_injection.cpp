@@ -119,8 +119,8 @@ double units(const load_spec& s, std::uint64_t iteration, std::uint32_t rank, st
       // One assignment of the iteration (over the whole job) gets 1 + s units.
       stream one = stream_for(s.seed, 3, iteration, 0);
       const auto n = static_cast<std::uint64_t>(s.ranks) * s.tasks_per_rank;
-      const auto chosen =
-          std::min<std::uint64_t>(n - 1, static_cast<std::uint64_t>(one.next() * n));
+      const auto chosen = std::min<std::uint64_t>(
+          n - 1, static_cast<std::uint64_t>(one.next() * static_cast<double>(n)));
       return (static_cast<std::uint64_t>(rank) * s.tasks_per_rank + task) == chosen ? 1 + s.a : 1;
     }
     case distribution::gaussian:

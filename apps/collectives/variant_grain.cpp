@@ -117,7 +117,13 @@ int run_grain(const config& cfg, int argc, char** argv) {
     args.push_back(a);
   }
   if (!threads_given) args.push_back("--grain:threads=" + std::to_string(cfg.threads));
-  grain::runtime rt(args);  // ranks other than 0 serve here and exit
+  std::unique_ptr<grain::runtime> rt;
+  try {
+    rt = std::make_unique<grain::runtime>(args);  // ranks other than 0 serve here and exit
+  } catch (const option_error& e) {
+    std::fprintf(stderr, "grain-collectives-bench: %s\n", e.what());
+    return 2;
+  }
   g_cfg.load.ranks = get_num_localities();
   std::vector<future<rank_result>> fs;
   for (locality l : find_all_localities()) fs.push_back(grain::async(l, action<&run_locality>{}));
@@ -129,7 +135,7 @@ int run_grain(const config& cfg, int argc, char** argv) {
     errors += r.errors;
   }
   print_result(g_cfg, get_num_localities(), mine.seconds, errors);
-  rt.stop();
+  rt->stop();
   return errors == 0 ? 0 : 1;
 }
 

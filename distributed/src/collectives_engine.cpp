@@ -94,9 +94,10 @@ void collectives_engine::contribute(detail::collective_contribution c) {
         std::string("grain::") + name + ": root locality#" + std::to_string(c.root) +
         " does not exist (there " +
         (size_ == 1 ? "is 1 locality)" : "are " + std::to_string(size_) + " localities)"));
+  // Under the lock; a refusal is reported after it is released (a contributor's promise may
+  // run a continuation that contributes again).
   std::vector<delivery> out;
-  {
-    std::lock_guard lock(m_);
+  auto admit = [&]() -> std::string {
     channel& ch = channels_[static_cast<std::size_t>(c.kind)];
     std::uint64_t g = 0;
     const auto site = static_cast<std::size_t>(c.args.this_site);
@@ -117,7 +118,7 @@ void collectives_engine::contribute(detail::collective_contribution c) {
     auto it = ch.slots.find(g);
     if (it == ch.slots.end()) {
       if (g < ch.next_start)
-        return refuse(
+        return std::string(
             std::string("grain::") + name + " generation " + std::to_string(g) + " on locality#" +
             std::to_string(rank_) +
             " is closed: it already had all its contributions (a generation used twice?)");
@@ -134,20 +135,20 @@ void collectives_engine::contribute(detail::collective_contribution c) {
     }
     slot& s = it->second;
     if (s.st != state::collecting)
-      return refuse(where(s) + " already had all its " + std::to_string(s.expected) +
-                    " local contribution(s): one more arrived (a wrong local_contributors, or "
-                    "a generation used twice)");
+      return std::string(where(s) + " already had all its " + std::to_string(s.expected) +
+                         " local contribution(s): one more arrived (a wrong local_contributors, or "
+                         "a generation used twice)");
     if (s.expected != c.args.local_contributors || s.root != c.root || s.type_id != c.type_id)
-      return refuse(where(s) + ": this contribution says " +
-                    std::to_string(c.args.local_contributors) + " local contributor(s), root " +
-                    std::to_string(c.root) + ", while the generation's first said " +
-                    std::to_string(s.expected) + ", root " + std::to_string(s.root) +
-                    (s.type_id != c.type_id ? ", and the value types differ" : ""));
+      return std::string(
+          where(s) + ": this contribution says " + std::to_string(c.args.local_contributors) +
+          " local contributor(s), root " + std::to_string(c.root) +
+          ", while the generation's first said " + std::to_string(s.expected) + ", root " +
+          std::to_string(s.root) + (s.type_id != c.type_id ? ", and the value types differ" : ""));
     if (c.args.this_site >= 0) {
       if (s.sites.empty()) s.sites.assign(s.expected, false);
       if (s.sites[site])
-        return refuse(where(s) + ": contributor " + std::to_string(site) +
-                      " contributed to it twice");
+        return std::string(where(s) + ": contributor " + std::to_string(site) +
+                           " contributed to it twice");
       s.sites[site] = true;
     }
     add(s, c);
@@ -156,7 +157,14 @@ void collectives_engine::contribute(detail::collective_contribution c) {
       if (c.args.generation < 0) ch.auto_next = g + 1;
       start_ready(ch, out);
     }
+    return {};
+  };
+  std::string refusal;
+  {
+    std::lock_guard lock(m_);
+    refusal = admit();
   }
+  if (!refusal.empty()) refuse(refusal);
   deliver_as_tasks(out);
 }
 
@@ -360,11 +368,12 @@ void collectives_engine::deliver_as_tasks(std::vector<delivery>& out) {
   static const char* const names[detail::collective_kind_count] = {
       "collective:all_reduce", "collective:reduce", "collective:broadcast", "collective:all_gather",
       "collective:barrier"};
-  for (delivery& d : out)
-    grain::post(executor{},
-                annotate(names[static_cast<std::size_t>(d.kind)], [d = std::move(d)]() mutable {
+  for (delivery& d : out) {
+    const char* name = names[static_cast<std::size_t>(d.kind)];
+    grain::post(executor{}, annotate(name, [d = std::move(d)]() mutable {
                   for (auto& fn : d.done) fn(d.result, d.error);
                 }));
+  }
   out.clear();
 }
 

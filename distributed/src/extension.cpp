@@ -53,14 +53,16 @@ class distributed_extension final : public extension {
     if (opts.has("collectives-timeout"))
       collectives::set_timeout_ms(static_cast<std::uint64_t>(
           opts.get_int("collectives-timeout", 60000, 1, 24LL * 3600 * 1000)));
+    make_collectives();
     if (port_->distributed())
       spdlog::debug("grain: locality#{} of {} ({})", port_->rank(), port_->size(),
                     port_->network()->description());
   }
 
   void start(runtime_core& rt) override {
-    start_collectives(rt);
     if (!port_->distributed()) return;
+    collectives_background_ =
+        rt.add_background_work(0, [c = collectives_.get()] { return c->progress(); });
     background_ = rt.add_background_work(0, [p = port_.get()] { return p->progress(); });
     counters_ = register_parcel_counters(instrumentation::registry(), *port_);
     port_->coalescing()->publish_counters(&instrumentation::registry());
@@ -84,6 +86,9 @@ class distributed_extension final : public extension {
   }
 
   ~distributed_extension() override {
+    // A start-up that failed after configure: the counters must not outlive the engine.
+    for (int id : collectives_counters_) instrumentation::registry().remove(id);
+    collectives_.reset();
     if (trace_group_) instrumentation::set_trace_group(nullptr);
     trace_group_.reset();
     if (port_) port_->make_current(false);
@@ -92,7 +97,10 @@ class distributed_extension final : public extension {
  private:
   // Every rank duplicates its collectives' communicators here (MPI_Comm_dup is collective:
   // every rank starts its runtime). One locality: collectives complete locally.
-  void start_collectives(runtime_core& rt) {
+  // In configure, so that --grain:print-counter can name the /collectives counters. Every
+  // rank duplicates its collectives' communicators here (MPI_Comm_dup is collective: every
+  // rank configures its runtime). One locality: collectives complete locally.
+  void make_collectives() {
     std::unique_ptr<collective_network> net;
     if (port_->distributed()) {
       try {
@@ -104,9 +112,6 @@ class distributed_extension final : public extension {
     collectives_ =
         std::make_unique<collectives_engine>(port_->rank(), port_->size(), std::move(net));
     collectives_->make_current(true);
-    if (port_->distributed())
-      collectives_background_ =
-          rt.add_background_work(0, [c = collectives_.get()] { return c->progress(); });
     collectives_counters_ =
         register_collectives_counters(instrumentation::registry(), *collectives_);
   }

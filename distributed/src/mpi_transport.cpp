@@ -110,7 +110,6 @@ class mpi_transport final : public transport {
     return moved;
   }
 
-  std::mutex& network_mutex() noexcept override { return network_; }
 
   std::size_t sends_pending() const noexcept override {
     return pending_.load(std::memory_order_relaxed);
