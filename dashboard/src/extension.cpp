@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 
@@ -133,7 +134,9 @@ class dashboard_extension final : public extension {
     server_->start();
     start_ns_ = now_ns();
     g_port.store(server_->port());
-    spdlog::info("grain: dashboard on http://127.0.0.1:{}/", server_->port());
+    // Always printed (the log level is warn by default): with PORT 0 it is the only way to
+    // know where the page is.
+    std::fprintf(stderr, "grain: dashboard on http://127.0.0.1:%d/\n", server_->port());
   }
 
   void stop(runtime_core&) override { shut(); }

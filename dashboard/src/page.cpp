@@ -39,6 +39,7 @@ function shortName(n) { return n.replace(/\{locality#\d+\/total\}/, ""); }
 function fmt(v, unit) {
   if (v === null || v === undefined || !isFinite(v)) return "–";
   const a = Math.abs(v);
+  if (v === 0) return unit === "ns" ? "0" : "0" + (unit && unit !== "count" && unit !== "ratio" ? " " + unit : "");
   if (unit === "ns") {
     if (a >= 1e9) return (v / 1e9).toPrecision(3) + " s";
     if (a >= 1e6) return (v / 1e6).toPrecision(3) + " ms";
@@ -51,7 +52,7 @@ function fmt(v, unit) {
   else if (a >= 1e4) s = (v / 1e3).toPrecision(3) + "k";
   else if (a === 0 || a >= 0.01) s = Number(v.toPrecision(4)).toString();
   else s = v.toExponential(2);
-  return unit && unit !== "count" ? s + " " + unit : s;
+  return unit && unit !== "count" && unit !== "ratio" ? s + " " + unit : s;
 }
 
 function colUnit(c) { return c.rate ? (c.unit === "count" || !c.unit ? "/s" : c.unit + "/s") : c.unit; }
@@ -79,7 +80,7 @@ function card(i) {
 function merge(j) {
   st.info = j.info;
   st.ended = j.ended;
-  while (st.cols.length < j.columns.length) {
+  while (st.series.length < j.columns.length) {
     st.series.push([]);
     st.last.push(null);
   }
@@ -125,7 +126,9 @@ function niceTicks(lo, hi, n) {
   let step = mag;
   for (const m of [1, 2, 5, 10]) { if (m * mag >= step0) { step = m * mag; break; } }
   const out = [];
-  for (let x = Math.ceil(lo / step) * step; x <= hi + step * 1e-9; x += step) out.push(x);
+  if (!(step > 0) || !isFinite(step)) return out;
+  // By index, and at most 20: x += step stalls where step is below the values' precision.
+  for (let k = Math.ceil(lo / step); k * step <= hi + step * 1e-9 && out.length < 20; k++) out.push(k * step);
   return out;
 }
 
@@ -196,6 +199,9 @@ function draw(i) {
   const lastv = s.length ? s[s.length - 1][1] : null;
   k.v.textContent = c.knob ? knobText(c, lastv) : fmt(lastv, colUnit(c));
   k.el.dataset.points = String(s.length);
+  // Knobs that were changed first, then the counters, then the knobs nobody changed.
+  const decided = c.knob && st.dec.some(d => d.knob === c.name);
+  k.el.style.order = c.knob ? (decided ? "0" : "2") : "1";
   k.el.dataset.last = lastv === null ? "" : String(lastv);
   if (k.ol) {
     const mine = st.dec.filter(d => d.knob === c.name).slice(-MAX_DEC_LEGEND);
@@ -227,6 +233,7 @@ function render() {
 }
 
 async function poll() {
+  const began = performance.now();
   try {
     const r = await fetch(`/data.json?rows=${st.rows}&decisions=${st.decisions}`, {cache: "no-store"});
     if (!r.ok) throw new Error("HTTP " + r.status);
@@ -237,7 +244,9 @@ async function poll() {
     s.textContent = `no answer from the program (${e.message}): it has ended or its dashboard stopped`;
     s.className = "ended";
   }
-  setTimeout(poll, POLL_MS);
+  // Every 200 ms from the start of the last poll, not 200 ms after its end: a slow browser
+  // still updates five times a second.
+  setTimeout(poll, Math.max(0, POLL_MS - (performance.now() - began)));
 }
 poll();
 </script>

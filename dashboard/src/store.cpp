@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -65,8 +66,9 @@ void put_number(std::string& out, double v) {
     return;
   }
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.7g", v);
-  out += buf;
+  // to_chars: several times faster than snprintf("%.7g"), which dominated a poll's cost.
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 7);
+  out.append(buf, r.ptr);
 }
 
 void put_uint(std::string& out, std::uint64_t v) {
@@ -170,7 +172,9 @@ std::uint64_t store::cpu_ns() const {
 std::string store::json(std::uint64_t since_row, std::uint64_t since_decision) const {
   std::string out;
   std::lock_guard lk(m_);
-  out.reserve(256 + 64 * columns_.size() + rows_.size() * (16 + 10 * columns_.size()));
+  std::size_t newer = 0;
+  for (auto it = rows_.rbegin(); it != rows_.rend() && it->seq > since_row; ++it) ++newer;
+  out.reserve(256 + 64 * columns_.size() + newer * (16 + 10 * columns_.size()));
   out += "{\"info\":{\"program\":";
   put_string(out, info_.program);
   out += ",\"locality\":";
