@@ -133,6 +133,7 @@ class dashboard_extension final : public extension {
                         [this] { return static_cast<double>(server_->requests()); }));
     server_->start();
     start_ns_ = now_ns();
+    started_ = true;
     g_port.store(server_->port());
     // Always printed (the log level is warn by default): with PORT 0 it is the only way to
     // know where the page is.
@@ -155,6 +156,7 @@ class dashboard_extension final : public extension {
     counter_ids_.clear();
     server_->stop();
     g_port.store(0);
+    if (!started_) return;
     const double wall = static_cast<double>(now_ns() - start_ns_) * 1e-9;
     const double cpu = static_cast<double>(cpu_ns()) * 1e-9;
     spdlog::info(
@@ -169,6 +171,7 @@ class dashboard_extension final : public extension {
   std::vector<int> counter_ids_;
   std::uint64_t start_ns_ = 0;
   std::atomic<bool> stopped_{false};
+  bool started_ = false;
 };
 
 }  // namespace

@@ -161,7 +161,7 @@ server::server(const store& s) : impl_(std::make_unique<impl>(s)) {
     std::string body = i->data.json(rows, decisions);
     // Requests answered so far, this one included: a watcher's poll rate (scripts/bench-dashboard).
     body.insert(1, "\"requests\":" + std::to_string(served) + ",");
-    res.set_content(std::move(body), "application/json; charset=utf-8");
+    res.set_content(body, "application/json; charset=utf-8");
   });
 }
 

@@ -60,14 +60,16 @@ void put_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
-void put_number(std::string& out, double v) {
+// Seven significant digits for values; times (seconds since start) get ten, so that 10 ms
+// samples stay apart after hours.
+void put_number(std::string& out, double v, int digits = 7) {
   if (!std::isfinite(v)) {
     out += "null";
     return;
   }
   char buf[32];
   // to_chars: several times faster than snprintf("%.7g"), which dominated a poll's cost.
-  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 7);
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, digits);
   out.append(buf, r.ptr);
 }
 
@@ -216,7 +218,7 @@ std::string store::json(std::uint64_t since_row, std::uint64_t since_decision) c
     out += '[';
     put_uint(out, r.seq);
     out += ',';
-    put_number(out, r.t);
+    put_number(out, r.t, 10);
     for (double v : r.values) {
       out += ',';
       put_number(out, v);
@@ -232,7 +234,7 @@ std::string store::json(std::uint64_t since_row, std::uint64_t since_decision) c
     out += "{\"id\":";
     put_uint(out, d.id);
     out += ",\"t\":";
-    put_number(out, d.t);
+    put_number(out, d.t, 10);
     out += ",\"knob\":";
     put_string(out, d.r.knob);
     out += ",\"rule\":";
