@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "grain/async.hpp"
+#include "grain/dashboard/extension.hpp"
 #include "grain/distributed/extension.hpp"
 #include "grain/instrumentation/extension.hpp"
 #include "grain/instrumentation/trace.hpp"
@@ -21,6 +22,8 @@ std::vector<std::unique_ptr<extension>> default_extensions() {
   e.push_back(instrumentation::make_extension());
   e.push_back(instrumentation::make_trace_extension());
   e.push_back(policy::make_extension());
+  // Last: it watches what the others publish (counters, decisions) and stops first.
+  e.push_back(dashboard::make_extension());
   return e;
 }
 
