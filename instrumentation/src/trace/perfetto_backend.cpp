@@ -37,8 +37,8 @@ namespace f {
 constexpr std::uint32_t trace_packet = 1;  // Trace.packet
 // TracePacket
 constexpr std::uint32_t clock_snapshot = 6, timestamp = 8, sequence_id = 10, track_event = 11,
-                        interned_data = 12, sequence_flags = 13, timestamp_clock_id = 58,
-                        packet_defaults = 59, track_descriptor = 60;
+                        interned_data = 12, sequence_flags = 13, packet_defaults = 59,
+                        track_descriptor = 60;
 // TracePacketDefaults / TrackEventDefaults
 constexpr std::uint32_t defaults_clock_id = 58, track_event_defaults = 11, default_track = 11;
 // ClockSnapshot / Clock
