@@ -24,6 +24,7 @@
 
 #include "chunk_converter.hpp"
 #include "grain/instrumentation/counters.hpp"
+#include "handover.hpp"
 #include "perfetto_wire.hpp"
 #include "session_core.hpp"
 #include "trace_file.hpp"
@@ -36,8 +37,8 @@ namespace f {
 constexpr std::uint32_t trace_packet = 1;  // Trace.packet
 // TracePacket
 constexpr std::uint32_t clock_snapshot = 6, timestamp = 8, sequence_id = 10, track_event = 11,
-                        interned_data = 12, sequence_flags = 13, timestamp_clock_id = 58,
-                        packet_defaults = 59, track_descriptor = 60;
+                        interned_data = 12, sequence_flags = 13, packet_defaults = 59,
+                        track_descriptor = 60;
 // TracePacketDefaults / TrackEventDefaults
 constexpr std::uint32_t defaults_clock_id = 58, track_event_defaults = 11, default_track = 11;
 // ClockSnapshot / Clock
@@ -64,13 +65,13 @@ enum : std::uint64_t { flow_in = 1 };
 enum : std::uint64_t { incremental_state_cleared = 1 };
 constexpr std::uint64_t clock_monotonic = 3;     // BuiltinClock MONOTONIC
 constexpr std::uint64_t clock_incremental = 64;  // sequence-scoped, deltas
-constexpr std::uint32_t aux_sequence = 1;        // counters, knobs, decisions, descriptors
 
 class perfetto_backend final : public backend {
  public:
   explicit perfetto_backend(session_core& s)
       : nw_(s.cfg.workers),
         base_((static_cast<std::uint64_t>(s.cfg.locality) + 1) << 32),
+        seq_base_(s.cfg.locality << 13),
         file_(s.path, false),
         converter_([this](unsigned w, const rec* b, const rec* e) { convert(w, b, e); },
                    [this] { flush(); }) {}
@@ -78,7 +79,12 @@ class perfetto_backend final : public backend {
   std::uint64_t process_track() const { return base_; }
   std::uint64_t worker_track(unsigned w) const { return base_ + 1 + w; }
   std::uint64_t policy_track() const { return base_ + 1 + nw_; }
-  static std::uint32_t worker_sequence(unsigned w) { return aux_sequence + 1 + w; }
+  // Packet sequences: locality << 13 | index (max_workers + 2 indices fit), so that the traces
+  // of several localities can be concatenated into one: 1 (+ the base) for the descriptors,
+  // counters, knobs and decisions, 2 + W for worker W.
+  static_assert(max_workers + 2 < (1u << 13));
+  std::uint32_t aux_sequence() const { return seq_base_ + 1; }
+  std::uint32_t worker_sequence(unsigned w) const { return seq_base_ + 2 + w; }
 
   // Called by start() once start_ns is known: the descriptors and each sequence's first packet
   // (its incremental state), then the converter.
@@ -90,7 +96,7 @@ class perfetto_backend final : public backend {
     {
       // Sequence 1: the trace's clock is CLOCK_MONOTONIC (grain::now_ns), and aux packets carry
       // absolute MONOTONIC timestamps.
-      const auto p = begin_packet(out, aux_sequence);
+      const auto p = begin_packet(out, aux_sequence());
       pb::put_uint(out, f::sequence_flags, incremental_state_cleared);
       auto cs = pb::open(out, f::clock_snapshot);
       clock(out, clock_monotonic, s.start_ns, false);
@@ -156,8 +162,8 @@ class perfetto_backend final : public backend {
   }
 
   template <class Body>
-  static void track(std::string& out, std::uint64_t uuid, std::uint64_t parent, Body body) {
-    const auto p = begin_packet(out, aux_sequence);
+  void track(std::string& out, std::uint64_t uuid, std::uint64_t parent, Body body) {
+    const auto p = begin_packet(out, aux_sequence());
     auto t = pb::open(out, f::track_descriptor);
     pb::put_uint(out, f::uuid, uuid);
     if (parent) pb::put_uint(out, f::parent_uuid, parent);
@@ -353,7 +359,7 @@ class perfetto_backend final : public backend {
   }
 
   void counter_value(std::string& out, std::uint64_t uuid, std::uint64_t ts, double v) {
-    const auto p = begin_packet(out, aux_sequence);
+    const auto p = begin_packet(out, aux_sequence());
     pb::put_uint(out, f::timestamp, ts);
     auto te = pb::open(out, f::track_event);
     pb::put_uint(out, f::type, counter_event);
@@ -404,7 +410,7 @@ class perfetto_backend final : public backend {
 
   void decision(session_core&, const decision_record& r, std::uint64_t ts) override {
     std::string out;
-    const auto p = begin_packet(out, aux_sequence);
+    const auto p = begin_packet(out, aux_sequence());
     pb::put_uint(out, f::timestamp, ts);
     auto te = pb::open(out, f::track_event);
     pb::put_uint(out, f::type, instant);
@@ -453,6 +459,7 @@ class perfetto_backend final : public backend {
  private:
   unsigned nw_;
   std::uint64_t base_;  // track uuids: (locality + 1) << 32 | index
+  std::uint32_t seq_base_;
   trace_file file_;
   // Converter state.
   session_core* session_ = nullptr;
