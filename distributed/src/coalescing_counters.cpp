@@ -4,36 +4,12 @@
 
 #include <memory>
 
-namespace grain::distributed {
+#include "interval_ratio_counter.hpp"
 
-namespace {
+namespace grain::distributed {
 
 using instrumentation::counter_info;
 using instrumentation::counter_kind;
-using instrumentation::counter_reading;
-using counter = std::atomic<std::uint64_t>;
-
-// num/den since the last reset; unavailable while den has not moved.
-int add_ratio(instrumentation::counter_registry& reg, counter_info info, const counter& num,
-              const counter& den) {
-  struct baseline {
-    std::uint64_t num = 0, den = 0;
-  };
-  auto base = std::make_shared<baseline>();
-  return reg.add_counter(
-      std::move(info),
-      [&num, &den, base]() -> counter_reading {
-        const std::uint64_t d = den.load() - base->den;
-        if (d == 0) return {0, false};
-        return {static_cast<double>(num.load() - base->num) / static_cast<double>(d), true};
-      },
-      [&num, &den, base] {
-        base->num = num.load();
-        base->den = den.load();
-      });
-}
-
-}  // namespace
 
 std::vector<int> register_coalescing_counters(instrumentation::counter_registry& reg,
                                               std::uint32_t rank, const std::string& action,
@@ -48,17 +24,17 @@ std::vector<int> register_coalescing_counters(instrumentation::counter_registry&
       counter_info{p + "count/messages", "count", "messages that carried this action's parcels",
                    counter_kind::monotonic},
       [&s] { return static_cast<double>(s.messages.load()); }));
-  ids.push_back(
-      add_ratio(reg,
-                counter_info{p + "count/average-parcels-per-message", "count",
-                             "parcels / messages since the last reset", counter_kind::average},
-                s.parcels, s.messages));
-  ids.push_back(add_ratio(reg,
-                          counter_info{p + "time/average-parcel-arrival", "ns",
-                                       "mean time between two parcels of this action (one "
-                                       "destination)",
-                                       counter_kind::average},
-                          s.gap_ns, s.gaps));
+  ids.push_back(add_interval_ratio(
+      reg,
+      counter_info{p + "count/average-parcels-per-message", "count",
+                   "parcels / messages since the last reset", counter_kind::average},
+      s.parcels, s.messages));
+  ids.push_back(add_interval_ratio(reg,
+                                   counter_info{p + "time/average-parcel-arrival", "ns",
+                                                "mean time between two parcels of this action (one "
+                                                "destination)",
+                                                counter_kind::average},
+                                   s.gap_ns, s.gaps));
   ids.push_back(instrumentation::add_histogram(
       reg,
       counter_info{p + "time/parcel-arrival-histogram", "ns",
@@ -72,7 +48,7 @@ std::vector<int> register_timer_counters(instrumentation::counter_registry& reg,
                                          const timer_stats& t) {
   const std::string p = "/coalescing{locality#" + std::to_string(rank) + "/total}/";
   std::vector<int> ids;
-  ids.push_back(add_ratio(
+  ids.push_back(add_interval_ratio(
       reg,
       counter_info{p + "time/timer-lateness", "ns",
                    "mean delay of a timer flush after its deadline", counter_kind::average},

@@ -7,35 +7,12 @@
 #include <memory>
 #include <string>
 
-namespace grain::distributed {
+#include "interval_ratio_counter.hpp"
 
-namespace {
+namespace grain::distributed {
 
 using instrumentation::counter_info;
 using instrumentation::counter_kind;
-using instrumentation::counter_reading;
-using counter = std::atomic<std::uint64_t>;
-
-int add_mean(instrumentation::counter_registry& reg, counter_info info, const counter& sum,
-             const counter& n) {
-  struct baseline {
-    std::uint64_t sum = 0, n = 0;
-  };
-  auto base = std::make_shared<baseline>();
-  return reg.add_counter(
-      std::move(info),
-      [&sum, &n, base]() -> counter_reading {
-        const std::uint64_t d = n.load() - base->n;
-        if (d == 0) return {0, false};
-        return {static_cast<double>(sum.load() - base->sum) / static_cast<double>(d), true};
-      },
-      [&sum, &n, base] {
-        base->sum = sum.load();
-        base->n = n.load();
-      });
-}
-
-}  // namespace
 
 std::vector<int> register_collectives_counters(instrumentation::counter_registry& reg,
                                                const collectives_engine& engine) {
@@ -56,13 +33,15 @@ std::vector<int> register_collectives_counters(instrumentation::counter_registry
                                    "collective operations started on the network and not finished",
                                    counter_kind::gauge},
                       [&c] { return static_cast<double>(c.in_flight.load()); }));
-  ids.push_back(add_mean(reg,
+  ids.push_back(
+      add_interval_ratio(reg,
                          counter_info{p + "time/average-latency", "ns",
                                       "mean time from a generation's first local contribution "
                                       "to its results",
                                       counter_kind::average},
                          c.latency_ns, c.operations));
-  ids.push_back(add_mean(reg,
+  ids.push_back(
+      add_interval_ratio(reg,
                          counter_info{p + "time/average-local-wait", "ns",
                                       "mean time a generation's first local contribution waited "
                                       "for its last one",
