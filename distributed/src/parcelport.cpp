@@ -87,7 +87,7 @@ void parcelport::send_action(std::uint32_t dest, const detail::action_info& a,
     std::lock_guard lock(calls_mutex_);
     calls_.emplace(p.continuation, pending_call{std::move(on_response), now_ns(), dest, &a});
   }
-  send_parcel(dest, std::move(p), tamper);
+  send_parcel(dest, p, tamper);
 }
 
 bool parcelport::progress() {
@@ -244,7 +244,7 @@ void parcelport::answer(std::uint32_t dest, std::uint64_t continuation, bool ok,
   r.source = rank_;
   r.continuation = continuation;
   r.payload = std::move(payload);
-  send_parcel(dest, std::move(r));
+  send_parcel(dest, r);
 }
 
 void parcelport::refuse(const parcel_view& p, const std::string& why) {

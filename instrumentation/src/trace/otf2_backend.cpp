@@ -726,6 +726,7 @@ class otf2_backend final : public backend {
     const OTF2_StringRef s_node = u.string_id("node"), s_job = u.string_id("grain job"),
                          s_machine = u.string_id("machine");
     std::vector<OTF2_StringRef> host_names;
+    host_names.reserve(hosts.size());
     for (auto& h : hosts) host_names.push_back(u.string_id(h));
     std::vector<OTF2_StringRef> group_names;
     std::vector<std::vector<OTF2_StringRef>> loc_names;
