@@ -160,25 +160,18 @@ id_mappings decode_mappings(const char* data, std::size_t size) {
 }
 
 std::uint32_t unified_definitions::string_id(const std::string& s) {
-  // Linear only in the first call per string; the table is small (hundreds).
-  for (std::size_t i = 0; i < strings.size(); ++i)
-    if (strings[i] == s) return static_cast<std::uint32_t>(i);
-  strings.push_back(s);
-  return static_cast<std::uint32_t>(strings.size() - 1);
+  auto [it, fresh] = string_index.emplace(s, static_cast<std::uint32_t>(strings.size()));
+  if (fresh) strings.push_back(s);
+  return it->second;
 }
 
 unified_definitions unify(const std::vector<local_definitions>& ranks,
                           std::uint32_t fixed_attributes) {
   unified_definitions u;
-  std::map<std::string, std::uint64_t> strings;
   std::map<std::pair<std::string, std::uint8_t>, std::uint64_t> regions;
   std::map<std::string, std::uint64_t> metrics;
   std::map<std::string, std::uint64_t> triggers;
-  auto string_of = [&](const std::string& s) {
-    auto [it, fresh] = strings.emplace(s, u.strings.size());
-    if (fresh) u.strings.push_back(s);
-    return it->second;
-  };
+  auto string_of = [&](const std::string& s) { return u.string_id(s); };
   string_of("");
   bool first = true;
   for (const local_definitions& d : ranks) {

@@ -7,6 +7,7 @@
 // OTF2 mapping tables next to their events, and readers translate on the fly (the way
 // Score-P unifies its archives). Pure data and byte encodings: testable without MPI.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,7 @@ struct unified_definitions {
   std::uint64_t start_ns = 0, end_ns = 0;  // the earliest start and latest end of any rank
   // Adds s to the global string table (or finds it) and returns its global id.
   std::uint32_t string_id(const std::string& s);
+  std::map<std::string, std::uint32_t> string_index;  // strings[i] -> i
 };
 
 // `fixed_attributes`: the attribute ids every rank has in common (0..fixed-1).
