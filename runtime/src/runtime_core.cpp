@@ -303,6 +303,10 @@ std::vector<option_spec> core_option_specs() {
       {"bind",
        "thread mapping: compact, scatter, balanced, numa-balanced, numa-balanced-mtp, or none",
        true, false, "MAPPING"},
+      {"ignore-process-mask",
+       "use every PU of the machine, not only those the process is bound to (by mpirun, "
+       "taskset, Slurm)",
+       false, false, ""},
       {"stack-size",
        "user-thread stack size (default 1M, reserved; pages are committed as they are touched)",
        true, false, "BYTES[K|M]"},
@@ -352,7 +356,8 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
                        ": use trace, debug, info, warn, error, critical or off");
   spdlog::set_level(lvl);
 
-  topo_ = std::make_unique<topology>(topology::load());
+  topo_ = std::make_unique<topology>(topology::load(
+      opts_.has("ignore-process-mask") ? process_binding::ignore : process_binding::honour));
   const long long pus = static_cast<long long>(topo_->pus().size());
   const unsigned threads = checked_threads(opts_, pus);
   detail::scheduler_config cfg;

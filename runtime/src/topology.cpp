@@ -322,6 +322,8 @@ struct topology::impl {
   unsigned n_packages = 1;
   unsigned n_cores = 0;
   bool this_machine = false;
+  bool restricted = false;  // to the process's CPU binding, which left out some of total_pus
+  unsigned total_pus = 0;
 
   impl() {
     if (hwloc_topology_init(&topo) != 0) {
@@ -336,12 +338,28 @@ struct topology::impl {
     }
   }
 
-  void load(const std::string& what) {
+  // The PUs this process may run on (mpirun, taskset, Slurm and numactl bind processes): the
+  // topology keeps only those, as hwloc's HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING would.
+  // Without this, two ranks bound to cores 0 and 1 would both pin their first worker to PU 0.
+  void restrict_to_process_binding() {
+    hwloc_bitmap_t bound = hwloc_bitmap_alloc();
+    if (!bound) return;
+    const hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(topo);
+    if (hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) == 0 &&
+        hwloc_bitmap_intersects(bound, all) && !hwloc_bitmap_isincluded(all, bound)) {
+      total_pus = static_cast<unsigned>(hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU));
+      if (hwloc_topology_restrict(topo, bound, 0) == 0) restricted = true;
+    }
+    hwloc_bitmap_free(bound);
+  }
+
+  void load(const std::string& what, bool restrict_to_binding = false) {
     if (hwloc_topology_load(topo) != 0) {
       throw std::runtime_error("grain::topology: cannot load " + what + ": " +
                                std::strerror(errno));
     }
     this_machine = hwloc_topology_is_thissystem(topo) != 0;
+    if (restrict_to_binding && this_machine) restrict_to_process_binding();
 
     const int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
     const int nnuma = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
@@ -399,9 +417,10 @@ topology::topology(topology&&) noexcept = default;
 topology& topology::operator=(topology&&) noexcept = default;
 topology::~topology() = default;
 
-topology topology::load() {
+topology topology::load(process_binding binding) {
   auto p = std::make_unique<impl>();
-  p->load("this machine's topology");  // hwloc itself honours HWLOC_SYNTHETIC / HWLOC_XMLFILE
+  // hwloc itself honours HWLOC_SYNTHETIC / HWLOC_XMLFILE.
+  p->load("this machine's topology", binding == process_binding::honour);
   return topology(std::move(p));
 }
 
@@ -440,6 +459,9 @@ unsigned topology::num_cores() const noexcept {
 }
 bool topology::is_this_machine() const noexcept {
   return impl_->this_machine;
+}
+bool topology::restricted_to_process_binding() const noexcept {
+  return impl_->restricted;
 }
 
 placement topology::place(const std::vector<pool_request>& pools, thread_mapping mapping) const {
@@ -526,7 +548,10 @@ std::string topology::describe() const {
   };
   return count(num_packages(), "package", "packages") + ", " +
          count(num_numa(), "NUMA node", "NUMA nodes") + ", " + count(num_cores(), "core", "cores") +
-         ", " + count(impl_->pus.size(), "PU", "PUs");
+         ", " + count(impl_->pus.size(), "PU", "PUs") +
+         (impl_->restricted
+              ? " (of " + std::to_string(impl_->total_pus) + ": the process's CPU binding)"
+              : "");
 }
 
 }  // namespace grain

@@ -3,6 +3,7 @@
 // --grain:version, and the SIGINT/SIGTERM handling a runtime installs.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "grain/async.hpp"
 #include "grain/options.hpp"
 #include "grain/topology.hpp"
 #include "runtime_fixture.hpp"
@@ -109,23 +111,23 @@ TEST(StartupChecks, HelpAndVersionPrintAndEndStartUp) {
     EXPECT_NE(help.find(o), std::string::npos) << o << " missing in\n" << help;
 }
 
-// ---- signals ------------------------------------------------------------------------------
+// ---- scenarios in a fresh process -----------------------------------------------------------
 //
-// Each scenario runs in a fresh process: this test binary again, running only
-// RuntimeSignalsScenario.Run with GRAIN_SIGNAL_SCENARIO set. Not a fork of this (threaded)
+// Signals and process bindings are tried in a fresh process: this test binary again, running
+// only RuntimeScenario.Run with GRAIN_RUNTIME_SCENARIO set. Not a fork of this (threaded)
 // process: the sanitizers' runtimes do not support starting threads in such a child.
 
 int run_scenario(const std::string& name) {
-  const std::string filter = "--gtest_filter=RuntimeSignalsScenario.Run";
+  const std::string filter = "--gtest_filter=RuntimeScenario.Run";
   char* argv[] = {const_cast<char*>("/proc/self/exe"), const_cast<char*>(filter.c_str()), nullptr};
-  ::setenv("GRAIN_SIGNAL_SCENARIO", name.c_str(), 1);
+  ::setenv("GRAIN_RUNTIME_SCENARIO", name.c_str(), 1);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   pid_t pid = -1;
   const int rc = ::posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
-  ::unsetenv("GRAIN_SIGNAL_SCENARIO");
+  ::unsetenv("GRAIN_RUNTIME_SCENARIO");
   if (rc != 0) return -1;
   int st = 0;
   ::waitpid(pid, &st, 0);
@@ -169,13 +171,51 @@ void handled_sigint_then_sigterm() {
   ::_exit(13);
 }
 
-TEST(RuntimeSignalsScenario, Run) {
-  const char* name = std::getenv("GRAIN_SIGNAL_SCENARIO");
-  if (!name) GTEST_SKIP() << "runs only as the child process of a RuntimeSignals test";
+// mpirun, taskset and Slurm bind each process to some PUs: the workers must stay on those
+// (two ranks bound to cores 0 and 1 once both pinned their worker to PU 0), and the default
+// worker count is the number of PUs the process may use. Bound here to the machine's last PU.
+void bound_to_one_pu() {
+  const topology whole = topology::load(process_binding::ignore);
+  if (whole.pus().size() < 2) ::_exit(0);  // nothing to leave out on one PU
+  const unsigned cpu = whole.pus().back().os_index;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (::sched_setaffinity(0, sizeof set, &set) != 0) ::_exit(20);
+  const topology bound = topology::load();
+  if (bound.pus().size() != 1 || bound.pus()[0].os_index != cpu) ::_exit(21);
+  if (!bound.restricted_to_process_binding() || whole.restricted_to_process_binding()) ::_exit(22);
+  if (bound.describe().find("the process's CPU binding") == std::string::npos) ::_exit(23);
+  {
+    auto rt = start_runtime({});
+    if (rt->num_workers() != 1) ::_exit(24);
+    // The worker runs on the bound PU (it was pinned to PU 0 of the whole machine before).
+    const bool on_cpu = grain::async([cpu] {
+                          cpu_set_t mine;
+                          return ::sched_getaffinity(0, sizeof mine, &mine) == 0 &&
+                                 CPU_COUNT(&mine) == 1 && CPU_ISSET(cpu, &mine);
+                        }).get();
+    if (!on_cpu) ::_exit(25);
+  }
+  if (start_runtime({"--grain:ignore-process-mask"})->num_workers() != whole.pus().size())
+    ::_exit(26);
+  ::_exit(0);
+}
+
+TEST(RuntimeScenario, Run) {
+  const char* name = std::getenv("GRAIN_RUNTIME_SCENARIO");
+  if (!name) GTEST_SKIP() << "runs only as the child process of another test";
   const std::string s = name;
   if (s == "ignored") ignored_sigint_then_sigterm();
   if (s == "handled") handled_sigint_then_sigterm();
+  if (s == "bound") bound_to_one_pu();
   ::_exit(14);  // unknown scenario
+}
+
+TEST(ProcessBinding, WorkersStayOnThePusTheProcessIsBoundTo) {
+  const int st = run_scenario("bound");
+  ASSERT_TRUE(WIFEXITED(st)) << status_text(st);
+  EXPECT_EQ(WEXITSTATUS(st), 0) << "failed check " << WEXITSTATUS(st) << " (see bound_to_one_pu)";
 }
 
 TEST(RuntimeSignals, InheritedIgnoredSigintStaysIgnoredAndSigtermStillEnds) {

@@ -39,10 +39,15 @@ struct placement {
   bool oversubscribed = false;  // more workers than PUs: some PUs carry several workers
 };
 
+// Whether topology::load() keeps only the PUs the process is bound to (by mpirun, taskset,
+// Slurm, numactl) or the whole machine.
+enum class process_binding { honour, ignore };
+
 class topology {
  public:
-  // The machine we run on; honours HWLOC_SYNTHETIC / HWLOC_XMLFILE like hwloc itself.
-  static topology load();
+  // The machine we run on; honours HWLOC_SYNTHETIC / HWLOC_XMLFILE like hwloc itself. By
+  // default only the PUs of the process's CPU binding are kept.
+  static topology load(process_binding binding = process_binding::honour);
   // A synthetic description, e.g. "pack:2 numa:2 core:4 pu:1".
   static topology synthetic(std::string_view description);
   // An XML export (lstopo file.xml).
@@ -57,6 +62,8 @@ class topology {
   unsigned num_packages() const noexcept;
   unsigned num_cores() const noexcept;
   bool is_this_machine() const noexcept;  // false for synthetic/XML: binding is skipped
+  // True when load() left out PUs outside the process's CPU binding.
+  bool restricted_to_process_binding() const noexcept;
 
   // Compute where each worker goes. Throws std::invalid_argument when the pools ask for no
   // workers. Asking for more workers than PUs oversubscribes round-robin (and says so in
@@ -67,7 +74,9 @@ class topology {
   // is not this machine or binding failed.
   bool bind_this_thread(unsigned pu) const;
 
-  std::string describe() const;  // "1 package, 1 NUMA node, 2 cores, 2 PUs"
+  // "1 package, 1 NUMA node, 2 cores, 2 PUs", plus " (of 4: the process's CPU binding)" when
+  // restricted.
+  std::string describe() const;
 
  private:
   struct impl;
