@@ -110,7 +110,6 @@ class mpi_transport final : public transport {
     return moved;
   }
 
-
   std::size_t sends_pending() const noexcept override {
     return pending_.load(std::memory_order_relaxed);
   }
@@ -150,17 +149,19 @@ class mpi_transport final : public transport {
   // queues them itself and walks its queue in every progress call (200,000 small calls in
   // flight took 150 µs each instead of a few).
   bool start_sends() {
-    std::deque<message> batch;
+    // batch_ is reused: a std::deque allocates even when empty, and this runs in every
+    // progress round of every idle worker.
+    batch_.clear();
     {
       std::lock_guard lock(outbox_mutex_);
       if (outbox_.empty() || in_flight_.size() >= max_in_flight) return false;
       const std::size_t n = std::min(outbox_.size(), max_in_flight - in_flight_.size());
       for (std::size_t i = 0; i < n; ++i) {
-        batch.push_back(std::move(outbox_.front()));
+        batch_.push_back(std::move(outbox_.front()));
         outbox_.pop_front();
       }
     }
-    for (auto& m : batch) {
+    for (auto& m : batch_) {
       int rc = MPI_Isend(m.bytes.data(), static_cast<int>(m.bytes.size()), MPI_BYTE,
                          static_cast<int>(m.source), static_cast<int>(m.tag), comm_, &m.request);
       if (rc != MPI_SUCCESS)
@@ -172,6 +173,7 @@ class mpi_transport final : public transport {
                                           m.bytes.size(), m.parcels);
       in_flight_.push_back(std::move(m));
     }
+    batch_.clear();
     return true;
   }
 
@@ -245,6 +247,7 @@ class mpi_transport final : public transport {
   std::deque<message> in_flight_;
   std::vector<message> receiving_;
   std::vector<message> arrived_;  // complete, handed over after the lock is released
+  std::vector<message> batch_;    // start_sends' sends taken from the outbox, under network_
   std::atomic<std::size_t> pending_{0};
 };
 
