@@ -5,6 +5,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "collectives_counters.hpp"
 #include "collectives_engine.hpp"
 #include "grain/ext/runtime_core.hpp"
@@ -13,6 +16,7 @@
 #include "mpi_trace_group.hpp"
 #include "parcel_counters.hpp"
 #include "parcelport.hpp"
+#include "peer_watch.hpp"
 
 namespace grain::distributed {
 
@@ -66,11 +70,15 @@ class distributed_extension final : public extension {
     background_ = rt.add_background_work(0, [p = port_.get()] { return p->progress(); });
     counters_ = register_parcel_counters(instrumentation::registry(), *port_);
     port_->coalescing()->publish_counters(&instrumentation::registry());
+    watch_ = std::make_unique<peer_watch>(
+        port_->rank(), port_->network()->identities(), [this](std::uint32_t r) { peer_died(r); },
+        [this] { end_after_death(); }, 50, grace_s * 1000);
   }
 
   void quiesce(runtime_core& rt) override { port_->quiesce_root(rt); }
 
   void stop(runtime_core& rt) override {
+    watch_.reset();
     stop_collectives(rt);
     if (background_ >= 0) rt.remove_background_work(background_);
     background_ = -1;
@@ -86,6 +94,7 @@ class distributed_extension final : public extension {
   }
 
   ~distributed_extension() override {
+    watch_.reset();
     // A start-up that failed after configure: the counters must not outlive the engine.
     for (int id : collectives_counters_) instrumentation::registry().remove(id);
     collectives_.reset();
@@ -95,6 +104,33 @@ class distributed_extension final : public extension {
   }
 
  private:
+  // On the peer watch's thread: the futures waiting on the dead rank learn it first.
+  void peer_died(std::uint32_t r) {
+    const process_identity& id = port_->network()->identities()[r];
+    const std::string why = "locality#" + std::to_string(r) + " (pid " + std::to_string(id.pid) +
+                            " on " + id.host + ") died";
+    const std::size_t failed = port_->fail_calls_to(r, why);
+    spdlog::error(
+        "grain: locality#{}: {}; {} call(s) waiting on it failed with that error; this locality "
+        "ends in {} s unless the job ends first",
+        port_->rank(), why, failed, grace_s);
+    died_.push_back(r);
+  }
+
+  // The job cannot go on without the rank (the end of the program and every collective need
+  // it): end this process, naming it, instead of waiting for ever.
+  void end_after_death() {
+    std::string names;
+    for (std::uint32_t r : died_)
+      names += (names.empty() ? "locality#" : ", locality#") + std::to_string(r);
+    spdlog::error("grain: locality#{}: ending: {} died (exit status 1)", port_->rank(), names);
+    spdlog::default_logger()->flush();
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+
+  static constexpr int grace_s = 2;
+
   // Every rank duplicates its collectives' communicators here (MPI_Comm_dup is collective:
   // every rank starts its runtime). One locality: collectives complete locally.
   // In configure, so that --grain:print-counter can name the /collectives counters. Every
@@ -150,6 +186,8 @@ class distributed_extension final : public extension {
   }
 
   std::unique_ptr<parcelport> port_;
+  std::unique_ptr<peer_watch> watch_;  // ranks on this host; distributed runs only
+  std::vector<std::uint32_t> died_;    // on the watch's thread
   std::unique_ptr<instrumentation::trace_group> trace_group_;
   int background_ = -1;
   std::vector<int> counters_;

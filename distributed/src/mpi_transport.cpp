@@ -68,6 +68,11 @@ class mpi_transport final : public transport {
     MPI_Comm_size(comm_, &n);
     rank_ = static_cast<std::uint32_t>(r);
     size_ = static_cast<std::uint32_t>(n);
+    // Collective, like MPI_Comm_dup above: every rank starts its runtime.
+    const process_identity me = this_process();
+    identities_.resize(size_);
+    check(MPI_Allgather(&me, sizeof me, MPI_BYTE, identities_.data(), sizeof me, MPI_BYTE, comm_),
+          "MPI_Allgather of the ranks' processes");
   }
 
   ~mpi_transport() override {
@@ -80,6 +85,7 @@ class mpi_transport final : public transport {
   std::uint32_t rank() const noexcept override { return rank_; }
   std::uint32_t size() const noexcept override { return size_; }
   const char* description() const noexcept override { return level_; }
+  const std::vector<process_identity>& identities() const noexcept override { return identities_; }
   std::mutex& network_mutex() noexcept override { return network_; }
 
   void send(std::uint32_t dest, message_tag tag, std::vector<char> bytes,
@@ -249,6 +255,7 @@ class mpi_transport final : public transport {
   std::vector<message> arrived_;  // complete, handed over after the lock is released
   std::vector<message> batch_;    // start_sends' sends taken from the outbox, under network_
   std::atomic<std::size_t> pending_{0};
+  std::vector<process_identity> identities_;
 };
 
 }  // namespace

@@ -82,12 +82,44 @@ void parcelport::send_action(std::uint32_t dest, const detail::action_info& a,
   p.action = a.id;
   p.signature = a.signature;
   p.payload = std::move(args);
+  if (any_dead_.load(std::memory_order_acquire)) {
+    std::unique_lock lock(calls_mutex_);
+    if (auto it = dead_.find(dest); it != dead_.end()) {
+      const std::string why = it->second;
+      lock.unlock();
+      if (on_response)
+        on_response(false, "action '" + a.name + "': " + why);
+      else
+        spdlog::error("grain: locality#{}: a post of '{}' to {} was dropped", rank_, a.name, why);
+      return;
+    }
+  }
   if (on_response) {
     p.continuation = next_call_.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard lock(calls_mutex_);
     calls_.emplace(p.continuation, pending_call{std::move(on_response), now_ns(), dest, &a});
   }
   send_parcel(dest, p, tamper);
+}
+
+std::size_t parcelport::fail_calls_to(std::uint32_t rank, const std::string& why) {
+  std::vector<pending_call> failed;
+  {
+    std::lock_guard lock(calls_mutex_);
+    dead_.emplace(rank, why);
+    any_dead_.store(true, std::memory_order_release);
+    for (auto it = calls_.begin(); it != calls_.end();) {
+      if (it->second.dest == rank) {
+        failed.push_back(std::move(it->second));
+        it = calls_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  // Outside the lock: a response handler sets a future, whose continuation may call again.
+  for (auto& c : failed) c.on_response(false, "action '" + c.action->name + "': " + why);
+  return failed.size();
 }
 
 bool parcelport::progress() {

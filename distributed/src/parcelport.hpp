@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -77,6 +78,10 @@ class parcelport {
   // Completes sends and shuts the network down (every rank).
   void finalize();
 
+  // Rank `rank` died (peer_watch.hpp): every call waiting on it gets `why` as its error, and
+  // so does every later call to it; posts to it are dropped. Returns the calls failed now.
+  std::size_t fail_calls_to(std::uint32_t rank, const std::string& why);
+
   const parcel_counts& counts() const noexcept { return counts_; }
   // testing.hpp's message observer (one action at a time).
   void set_observer(
@@ -118,6 +123,8 @@ class parcelport {
   parcel_counts counts_;
   std::mutex calls_mutex_;
   std::unordered_map<std::uint64_t, pending_call> calls_;
+  std::unordered_map<std::uint32_t, std::string> dead_;  // under calls_mutex_: rank -> why
+  std::atomic<bool> any_dead_{false};
   std::atomic<std::uint64_t> next_call_{1};
   std::mutex control_mutex_;
   std::condition_variable control_cv_;

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <vector>
 
+#include "peer_watch.hpp"
+
 namespace grain::distributed {
 
 enum class message_tag : int { parcels = 1, control = 2 };
@@ -37,6 +39,9 @@ class transport {
   // too: the trace's collectives (mpi_trace_group.cpp) blocking, grain's collectives
   // (collectives_mpi.cpp) with try_lock.
   virtual std::mutex& network_mutex() noexcept = 0;
+  // Every rank's process (index = rank), exchanged when the job started: what the peer watch
+  // looks at (peer_watch.hpp).
+  virtual const std::vector<process_identity>& identities() const noexcept = 0;
   // The MPI thread level in words, for the log and docs.
   virtual const char* description() const noexcept = 0;
 };

@@ -1,7 +1,10 @@
-// A rank that dies while rank 0 waits on it: the job must end within seconds, naming the
-// rank, never hang (ctest Distributed.DeadRankEndsTheJob runs only this, under mpirun -np 3,
-// and checks the exit status, the time and mpirun's message).
+// A rank that dies while rank 0 waits on it: the call fails with an error naming it, then the
+// job ends within seconds, never hangs (ctest Distributed.Check.dead-rank runs only this, under
+// mpirun -np 3, and checks the errors, the exit status, the time and the messages).
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
 
 #include "actions.hpp"
 
@@ -13,8 +16,21 @@ TEST(DeadRank, RankTwoIsKilledWhileACallWaitsOnIt) {
   auto f = grain::async(locality(2), action<&die_here>{}, 100);
   auto g = grain::async(locality(1), action<&square>{}, 3);
   EXPECT_EQ(g.get(), 9);
-  f.get();  // never returns: rank 2 is gone, and mpirun ends the job
-  ADD_FAILURE() << "the call to the killed rank returned";
+  // The peer watch sees rank 2's process gone and fails the call before mpirun ends the job.
+  try {
+    f.get();
+    ADD_FAILURE() << "the call to the killed rank returned a value";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    std::printf("dead rank: the waiting call failed: %s\n", what.c_str());
+    std::fflush(stdout);
+    EXPECT_NE(what.find("locality#2"), std::string::npos) << what;
+    EXPECT_NE(what.find("died"), std::string::npos) << what;
+  }
+  // A later call to it fails at once, with the same reason.
+  EXPECT_THROW(grain::async(locality(2), action<&square>{}, 4).get(), std::exception);
+  std::printf("dead rank: a later call failed too\n");
+  std::fflush(stdout);
 }
 
 }  // namespace
