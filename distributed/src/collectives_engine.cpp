@@ -162,7 +162,7 @@ void collectives_engine::contribute(detail::collective_contribution c) {
   std::string refusal;
   {
     std::lock_guard lock(m_);
-    refusal = admit();
+    refusal = dead_.empty() ? admit() : std::string("grain::") + name + ": " + dead_;
   }
   if (!refusal.empty()) refuse(refusal);
   deliver_as_tasks(out);
@@ -375,6 +375,27 @@ void collectives_engine::deliver_as_tasks(std::vector<delivery>& out) {
                 }));
   }
   out.clear();
+}
+
+void collectives_engine::fail_all(const std::string& why) {
+  std::vector<delivery> out;
+  {
+    std::lock_guard lock(m_);
+    dead_ = why;
+    for (channel& ch : channels_)
+      for (auto& [g, s] : ch.slots) {
+        if (s.delivered || s.done.empty()) continue;
+        delivery d;
+        d.kind = s.kind;
+        d.done = std::move(s.done);
+        s.done.clear();
+        d.error = failure(where(s) + " cannot complete: " + why);
+        account(s, true);
+        s.delivered = true;
+        out.push_back(std::move(d));
+      }
+  }
+  deliver_as_tasks(out);
 }
 
 bool collectives_engine::progress() {

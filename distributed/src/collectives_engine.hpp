@@ -50,6 +50,9 @@ class collectives_engine {
   std::uint32_t rank() const noexcept { return rank_; }
   // At the end of the runtime: what still waits fails (its contributors get an error).
   void shutdown();
+  // A locality died (peer_watch.hpp): every generation still waiting fails with `why`, and
+  // so does every later contribution (no collective can complete without it).
+  void fail_all(const std::string& why);
 
  private:
   enum class state { collecting, ready, started, finished };
@@ -103,6 +106,7 @@ class collectives_engine {
   std::unordered_map<std::uint64_t, std::pair<int, std::uint64_t>> started_;  // op -> slot
   std::uint64_t next_op_ = 1;
   std::atomic<std::size_t> open_{0};  // slots in the table: progress has nothing to do at 0
+  std::string dead_;                  // under m_: why nothing can complete any more
   collective_counts counts_;
 };
 

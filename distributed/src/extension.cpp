@@ -110,6 +110,7 @@ class distributed_extension final : public extension {
     const std::string why = "locality#" + std::to_string(r) + " (pid " + std::to_string(id.pid) +
                             " on " + id.host + ") died";
     const std::size_t failed = port_->fail_calls_to(r, why);
+    if (collectives_) collectives_->fail_all(why);
     spdlog::error(
         "grain: locality#{}: {}; {} call(s) waiting on it failed with that error; this locality "
         "ends in {} s unless the job ends first",

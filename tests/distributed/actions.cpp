@@ -3,6 +3,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <numeric>
 #include <stdexcept>
 #include <thread>
@@ -81,6 +82,12 @@ int die_here(int after_ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
   std::raise(SIGKILL);
   return 0;
+}
+
+long contribute_one(std::int64_t generation) {
+  collective_args a;
+  a.generation = generation;
+  return all_reduce(1L, std::plus<>{}, a).get();
 }
 
 }  // namespace grain::test::dist

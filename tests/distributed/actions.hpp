@@ -34,5 +34,7 @@ void slow_post(int ms, int marker);
 int markers();
 long sum_over_all(int depth);
 int die_here(int after_ms);
+// This locality's share (1) of an all_reduce of generation `generation`; its sum.
+long contribute_one(std::int64_t generation);
 
 }  // namespace grain::test::dist
