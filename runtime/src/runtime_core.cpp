@@ -279,11 +279,18 @@ std::vector<option_spec> all_specs(const std::vector<std::unique_ptr<extension>>
 
 // More workers than processing units only time-share the cores; far more (4096 on 2 cores)
 // makes start-up alone take minutes. Above this many per processing unit it takes a flag.
-unsigned checked_threads(const options& o, long long pus) {
+unsigned checked_threads(const options& o, const topology& topo) {
+  const auto pus = static_cast<long long>(topo.pus().size());
   const auto threads = static_cast<unsigned>(o.get_int("threads", pus, 1, 4096));
   if (threads <= pus) return threads;
-  const std::string what = "--grain:threads=" + std::to_string(threads) + " on " +
-                           std::to_string(pus) + " processing units";
+  // Under mpirun the binding is often the surprise: say where the limit comes from.
+  const std::string what =
+      "--grain:threads=" + std::to_string(threads) + " on " + std::to_string(pus) +
+      " processing units" +
+      (topo.restricted_to_process_binding()
+           ? " (the PUs this process is bound to; mpirun --bind-to none or --map-by "
+             "slot:PE=N gives a rank more, --grain:ignore-process-mask uses them all)"
+           : "");
   if (o.has("oversubscribe")) return threads;
   if (threads > oversubscription_limit * pus)
     throw option_error(what + ": more than " + std::to_string(oversubscription_limit) +
@@ -358,8 +365,7 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
 
   topo_ = std::make_unique<topology>(topology::load(
       opts_.has("ignore-process-mask") ? process_binding::ignore : process_binding::honour));
-  const long long pus = static_cast<long long>(topo_->pus().size());
-  const unsigned threads = checked_threads(opts_, pus);
+  const unsigned threads = checked_threads(opts_, *topo_);
   detail::scheduler_config cfg;
   cfg.pools = parse_pools(opts_.get("pools", ""), threads);
   std::string bind = opts_.get("bind", "balanced");
