@@ -345,7 +345,9 @@ TEST(Sampler, SelfCostCounters) {
   const double n = gi::registry().value("/sampler/count/samples")->value;
   const double load = gi::registry().value("/sampler/cpu-load")->value;
   std::printf("sampler: %.0f samples in 200 ms at 1 ms, cpu-load %.4f of one core\n", n, load);
-  EXPECT_GT(n, 100);
+  // ~200 at 1 ms on a quiet machine, 89 once under a loaded CI-like run; the default 10 ms
+  // interval would give ~20, so half the ideal count still shows the 1 ms interval acting.
+  EXPECT_GT(n, 50);
   // A sanity bound, not the target: on this VM a bare thread waking every 1 ms costs ~2 % of a
   // core, and ~6 % when the host is busy (a CI run failed at 0.062 with the old bound, 0.05).
   // A sampler that busy-waits would be near 1. The figure against the target comes from the
