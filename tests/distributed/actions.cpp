@@ -1,5 +1,8 @@
 #include "actions.hpp"
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -88,6 +91,22 @@ long contribute_one(std::int64_t generation) {
   collective_args a;
   a.generation = generation;
   return all_reduce(1L, std::plus<>{}, a).get();
+}
+
+namespace {
+std::vector<int> cpus_of(pid_t tid) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> out;
+  if (::sched_getaffinity(tid, sizeof set, &set) != 0) return out;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+  return out;
+}
+}  // namespace
+
+cpu_binding binding_here() {
+  return {cpus_of(0), cpus_of(::getpid())};
 }
 
 }  // namespace grain::test::dist

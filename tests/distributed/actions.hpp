@@ -34,6 +34,15 @@ void slow_post(int ms, int marker);
 int markers();
 long sum_over_all(int depth);
 int die_here(int after_ms);
+// The CPUs the calling worker may run on, and those of the process's main thread.
+struct cpu_binding {
+  std::vector<int> worker, process;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(worker, process);
+  }
+};
+cpu_binding binding_here();
 // This locality's share (1) of an all_reduce of generation `generation`; its sum.
 long contribute_one(std::int64_t generation);
 
