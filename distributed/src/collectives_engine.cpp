@@ -226,7 +226,9 @@ std::vector<char> collectives_engine::block_of(const slot& s) const {
     std::strncpy(h.message, s.error.c_str(), sizeof(h.message) - 1);
   }
   std::memcpy(b.data(), &h, sizeof h);
-  std::memcpy(b.data() + sizeof h, s.local.data(), std::min(payload, s.local.size()));
+  // A barrier, or a generation that only failed, has no local value (and data() may be null).
+  if (!s.local.empty())
+    std::memcpy(b.data() + sizeof h, s.local.data(), std::min(payload, s.local.size()));
   return b;
 }
 
