@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "grain/ext/runtime_core.hpp"
 #include "parcelport.hpp"
@@ -64,6 +65,13 @@ void parcelport::quiesce_root(runtime_core& rt) {
     prev_received = received;
   }
   for (std::uint32_t r = 1; r < size_; ++r) send_control(r, {shutdown, 0, 0, 0, 0});
+  // Out before this rank's trace stops (right after this): a worker holding the network may
+  // have left them queued, and a message the others record as received must be recorded as
+  // sent (under load the trace check found the shutdown messages missing on rank 0).
+  while (net_->sends_pending() != 0) {
+    progress();
+    std::this_thread::yield();
+  }
   spdlog::debug("grain: locality#0: every rank is idle and no parcel is in flight: shutting down");
 }
 
