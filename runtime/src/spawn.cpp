@@ -125,6 +125,16 @@ std::uint64_t next_guid() noexcept {
   return (0xFFFFFull << 40) | (external.fetch_add(1, std::memory_order_relaxed) + 1);
 }
 
+void assign_ids(task_info& info) noexcept {
+  if (worker* w = current_worker()) {
+    info.guid = (static_cast<std::uint64_t>(w->id + 1) << 40) | ++w->guid_counter;
+    info.parent_guid = w->current_task ? w->current_task->info.guid : 0;
+    return;
+  }
+  info.guid = next_guid();
+  info.parent_guid = 0;
+}
+
 std::uint64_t current_guid() noexcept {
   worker* w = current_worker();
   return w && w->current_task ? w->current_task->info.guid : 0;

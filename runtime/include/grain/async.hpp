@@ -81,8 +81,7 @@ struct async_op final : shared_state<R>, task_base {
       self->~async_op();
       deallocate_for<async_op>(self);
     };
-    op->info.guid = next_guid();
-    op->info.parent_guid = current_guid();
+    assign_ids(op->info);
     op->info.name = name;
     op->prio = ex.prio;
     op->pool = ex.pool;
