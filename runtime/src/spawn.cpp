@@ -50,8 +50,14 @@ void spawn(task_base* t) {
     if ((++w->spawn_counter & staged_wait_sample_mask) == 0) t->created_ns = now_ns();
 #endif
     w->spawned.inc();  // before the push: a thief may finish it at once
-    w->staged[static_cast<int>(t->prio)].push(t);
-    notify_work(*w->home);
+    // Only a push onto an empty deque wakes a sleeper. Anything older in the deque was there
+    // when every sleeper last looked (it would have taken it instead of sleeping), so work
+    // already queued here has already woken whoever it could; a push onto it only adds to what
+    // the woken thief finds (and a woken worker that finds more wakes the next: idle_wait). The fence and the
+    // sleeper check cost a locked instruction per spawn; skynet's and UTS's spawns go almost
+    // all onto non-empty deques. What is in this deque is never stranded: its owner runs it,
+    // and a worker that stops taking work wakes a sleeper for it (worker_loop.cpp, deactivate).
+    if (w->staged[static_cast<int>(t->prio)].push(t)) notify_work(*w->home);
     return;
   }
   scheduler* s = scheduler::instance();
