@@ -65,7 +65,7 @@ void spawn(task_base* t) {
   s->spawn_external(t);
 }
 
-bool try_run_inline(task_base* t) {
+bool try_run_inline(task_base* t, state_base* s) {
   worker* w = current_worker();
   if (!w) return false;
   const std::uint64_t parent = t->info.parent_guid;
@@ -85,6 +85,7 @@ bool try_run_inline(task_base* t) {
     task_base* p = q.pop();
     if (!p) return false;  // t was stolen, or is not in this worker's queue
     if (p == t) {
+      if (s) s->claim_for_sole_holder();
       run_inline_on(w, t, true);
       return true;
     }

@@ -253,7 +253,7 @@ class future : public detail::future_base<R> {
       detail::shared_state<R>* s;
       ~releaser() { s->release(); }
     } guard{s};
-    if (!s->is_ready()) s->wait();
+    if (!s->is_ready()) s->wait(true);
     if constexpr (std::is_void_v<R>) {
       s->value();
     } else if constexpr (std::is_reference_v<R>) {
