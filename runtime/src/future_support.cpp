@@ -12,8 +12,9 @@ namespace grain {
 
 namespace detail {
 
-namespace {
 std::atomic<unsigned> g_default_policy{static_cast<unsigned>(launch::async)};
+
+namespace {
 
 struct state_ops {
   state_base* s;
@@ -62,9 +63,6 @@ std::uint64_t unread_exceptions() noexcept {
   return g_unread_exceptions.load(std::memory_order_relaxed);
 }
 
-launch default_policy() noexcept {
-  return static_cast<launch>(g_default_policy.load(std::memory_order_relaxed));
-}
 void set_default_policy(launch l) noexcept {
   g_default_policy.store(static_cast<unsigned>(l), std::memory_order_relaxed);
 }

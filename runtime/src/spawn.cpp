@@ -22,7 +22,9 @@ void make_ready_action(void*, fiber* from) {
   scheduler::instance()->make_ready(from);
 }
 
-void run_inline_on(worker* w, task_base* t, bool from_queue) {
+// Returns the worker it ends on (t may suspend and this chain resume on another one), so the
+// caller need not look it up again.
+worker* run_inline_on(worker* w, task_base* t, bool from_queue) {
   const task_info info = t->info;
   task_base* saved = w->current_task;
   w->current_task = t;
@@ -34,6 +36,7 @@ void run_inline_on(worker* w, task_base* t, bool from_queue) {
   w->stats->inline_tasks.inc();
   if (from_queue) w->finished_spawned.inc();
   end_nested_phase(w, info);
+  return w;
 }
 
 }  // namespace
@@ -53,9 +56,9 @@ void spawn(task_base* t) {
     // Only a push onto an empty deque wakes a sleeper. Anything older in the deque was there
     // when every sleeper last looked (it would have taken it instead of sleeping), so work
     // already queued here has already woken whoever it could; a push onto it only adds to what
-    // the woken thief finds (and a woken worker that finds more wakes the next: idle_wait). The fence and the
-    // sleeper check cost a locked instruction per spawn; skynet's and UTS's spawns go almost
-    // all onto non-empty deques. What is in this deque is never stranded: its owner runs it,
+    // the woken thief finds (and a woken worker that finds more wakes the next: idle_wait). The
+    // fence and the sleeper check cost a locked instruction per spawn; skynet's and UTS's spawns go
+    // almost all onto non-empty deques. What is in this deque is never stranded: its owner runs it,
     // and a worker that stops taking work wakes a sleeper for it (worker_loop.cpp, deactivate).
     if (w->staged[static_cast<int>(t->prio)].push(t)) notify_work(*w->home);
     return;
@@ -93,8 +96,7 @@ bool try_run_inline(task_base* t, state_base* s) {
       q.push(p);  // the owner may push back what it popped
       return false;
     }
-    run_inline_on(w, p, true);
-    w = current_worker();  // p may have suspended, and this chain resumed on another worker
+    w = run_inline_on(w, p, true);  // p may have suspended, and this chain resumed elsewhere
   }
 }
 

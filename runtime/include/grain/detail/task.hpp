@@ -40,13 +40,13 @@ struct task_base {
 static_assert(sizeof(task_base) <= 48, "task_base grew: its flags must fit in padding");
 
 // Scheduler entry points (runtime/src/spawn.cpp; g_instance: scheduler.cpp).
-void spawn(task_base* t);           // queue a staged task
+void spawn(task_base* t);  // queue a staged task
 class state_base;
 // If t is still in this worker's queue: run it now. `s`: t's state, when the caller holds a
 // reference to it and waits for it (state_base::claim_for_sole_holder).
 bool try_run_inline(task_base* t, state_base* s = nullptr);
-void run_inline(task_base* t);      // run t now on this stack (sync, adaptive, deferred)
-void fork_run(task_base* t);        // run t now; the caller's continuation is stealable
+void run_inline(task_base* t);  // run t now on this stack (sync, adaptive, deferred)
+void fork_run(task_base* t);    // run t now; the caller's continuation is stealable
 std::uint64_t next_guid() noexcept;
 std::uint64_t current_guid() noexcept;  // GUID of the running task, 0 outside tasks
 // A new task's guid and parent_guid, with one look-up of the worker (every async does this).
