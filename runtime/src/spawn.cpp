@@ -41,8 +41,20 @@ worker* run_inline_on(worker* w, task_base* t, bool from_queue) {
 
 }  // namespace
 
-void spawn(task_base* t) {
-  worker* w = current_worker();
+namespace {
+
+// A new task's identity: GUID (worker number in the high bits) and the running task as parent.
+void set_ids(worker* w, task_info& info) noexcept {
+  if (w) {
+    info.guid = (static_cast<std::uint64_t>(w->id + 1) << 40) | ++w->guid_counter;
+    info.parent_guid = w->current_task ? w->current_task->info.guid : 0;
+    return;
+  }
+  info.guid = next_guid();
+  info.parent_guid = 0;
+}
+
+inline void spawn_from(worker* w, task_base* t) {
   // --grain:critical=auto: a task without a pool goes where its kind was found to belong.
   if (GRAIN_UNLIKELY(critical_tracking_on()) && t->pool < 0)
     t->pool = static_cast<std::int16_t>(critical_route(t->info.name));
@@ -54,11 +66,11 @@ void spawn(task_base* t) {
 #endif
     w->spawned.inc();  // before the push: a thief may finish it at once
     // Only a push onto an empty deque wakes a sleeper. Anything older in the deque was there
-    // when every sleeper last looked (it would have taken it instead of sleeping), so work
-    // already queued here has already woken whoever it could; a push onto it only adds to what
-    // the woken thief finds (and a woken worker that finds more wakes the next: idle_wait). The
-    // fence and the sleeper check cost a locked instruction per spawn; skynet's and UTS's spawns go
-    // almost all onto non-empty deques. What is in this deque is never stranded: its owner runs it,
+    // when every sleeper last looked (it would have taken it instead of sleeping) or was
+    // pushed by a spawn that checked, so a push onto it only adds to work someone was woken
+    // for (and a woken worker that finds more wakes the next: idle_wait). The fence and the
+    // sleeper check cost a locked instruction per spawn; skynet's, fib's and UTS's spawns go
+    // almost all onto non-empty deques. Nothing in this deque is stranded: its owner runs it,
     // and a worker that stops taking work wakes a sleeper for it (worker_loop.cpp, deactivate).
     if (w->staged[static_cast<int>(t->prio)].push(t)) notify_work(*w->home);
     return;
@@ -66,6 +78,18 @@ void spawn(task_base* t) {
   scheduler* s = scheduler::instance();
   if (!s) throw_no_runtime();
   s->spawn_external(t);
+}
+
+}  // namespace
+
+void spawn(task_base* t) {
+  spawn_from(current_worker(), t);
+}
+
+void spawn_new(task_base* t) {
+  worker* w = current_worker();
+  set_ids(w, t->info);
+  spawn_from(w, t);
 }
 
 bool try_run_inline(task_base* t, state_base* s) {
@@ -135,13 +159,7 @@ std::uint64_t next_guid() noexcept {
 }
 
 void assign_ids(task_info& info) noexcept {
-  if (worker* w = current_worker()) {
-    info.guid = (static_cast<std::uint64_t>(w->id + 1) << 40) | ++w->guid_counter;
-    info.parent_guid = w->current_task ? w->current_task->info.guid : 0;
-    return;
-  }
-  info.guid = next_guid();
-  info.parent_guid = 0;
+  set_ids(current_worker(), info);
 }
 
 std::uint64_t current_guid() noexcept {

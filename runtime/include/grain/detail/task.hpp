@@ -40,7 +40,8 @@ struct task_base {
 static_assert(sizeof(task_base) <= 48, "task_base grew: its flags must fit in padding");
 
 // Scheduler entry points (runtime/src/spawn.cpp; g_instance: scheduler.cpp).
-void spawn(task_base* t);  // queue a staged task
+void spawn(task_base* t);      // queue a staged task
+void spawn_new(task_base* t);  // assign_ids, then spawn: one look-up of the worker
 class state_base;
 // If t is still in this worker's queue: run it now. `s`: t's state, when the caller holds a
 // reference to it and waits for it (state_base::claim_for_sole_holder).
