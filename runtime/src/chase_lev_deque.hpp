@@ -37,8 +37,8 @@ class chase_lev_deque {
   chase_lev_deque(const chase_lev_deque&) = delete;
   chase_lev_deque& operator=(const chase_lev_deque&) = delete;
 
-  // Owner only.
-  void push(T v) {
+  // Owner only. True if the deque looked empty before (spawn wakes a sleeper only then).
+  bool push(T v) {
     std::int64_t b = bottom_.load(std::memory_order_relaxed);
     std::int64_t t = top_.load(std::memory_order_acquire);
     array* a = array_.load(std::memory_order_relaxed);
@@ -46,6 +46,7 @@ class chase_lev_deque {
     a->put(b, v);
     std::atomic_thread_fence(std::memory_order_release);
     bottom_.store(b + 1, std::memory_order_relaxed);
+    return b <= t;
   }
 
   // Owner only. nullptr when empty.

@@ -12,8 +12,9 @@ namespace grain {
 
 namespace detail {
 
-namespace {
 std::atomic<unsigned> g_default_policy{static_cast<unsigned>(launch::async)};
+
+namespace {
 
 struct state_ops {
   state_base* s;
@@ -62,20 +63,17 @@ std::uint64_t unread_exceptions() noexcept {
   return g_unread_exceptions.load(std::memory_order_relaxed);
 }
 
-launch default_policy() noexcept {
-  return static_cast<launch>(g_default_policy.load(std::memory_order_relaxed));
-}
 void set_default_policy(launch l) noexcept {
   g_default_policy.store(static_cast<unsigned>(l), std::memory_order_relaxed);
 }
 
-void state_base::wait() {
+void state_base::wait(bool private_ref) {
   if (is_ready()) return;
   run_deferred_if_unclaimed(this);
   if (is_ready()) return;
   // The value is computed by a task still at the bottom of our own queue: run it here, on this
   // stack, instead of suspending (the common case in divide and conquer).
-  if (producer && try_run_inline(producer) && is_ready()) return;
+  if (producer && try_run_inline(producer, private_ref ? this : nullptr) && is_ready()) return;
   state_ops enq{this};
   park(enq);
 }

@@ -14,11 +14,8 @@
 
 namespace grain::detail {
 
-namespace {
-
+// Declared in grain/detail/task.hpp: runtime_running() reads it inline on every async.
 std::atomic<scheduler*> g_instance{nullptr};
-
-}  // namespace
 
 scheduler* scheduler::instance() noexcept {
   return g_instance.load(std::memory_order_acquire);
@@ -159,10 +156,6 @@ void scheduler::remove_background_work(int id) {
       p->background_count.fetch_sub(1);
     }
   }
-}
-
-bool runtime_running() noexcept {
-  return scheduler::instance() != nullptr;
 }
 
 void throw_no_runtime() {

@@ -22,7 +22,9 @@ void make_ready_action(void*, fiber* from) {
   scheduler::instance()->make_ready(from);
 }
 
-void run_inline_on(worker* w, task_base* t, bool from_queue) {
+// Returns the worker it ends on (t may suspend and this chain resume on another one), so the
+// caller need not look it up again.
+worker* run_inline_on(worker* w, task_base* t, bool from_queue) {
   const task_info info = t->info;
   task_base* saved = w->current_task;
   w->current_task = t;
@@ -34,12 +36,25 @@ void run_inline_on(worker* w, task_base* t, bool from_queue) {
   w->stats->inline_tasks.inc();
   if (from_queue) w->finished_spawned.inc();
   end_nested_phase(w, info);
+  return w;
 }
 
 }  // namespace
 
-void spawn(task_base* t) {
-  worker* w = current_worker();
+namespace {
+
+// A new task's identity: GUID (worker number in the high bits) and the running task as parent.
+void set_ids(worker* w, task_info& info) noexcept {
+  if (w) {
+    info.guid = (static_cast<std::uint64_t>(w->id + 1) << 40) | ++w->guid_counter;
+    info.parent_guid = w->current_task ? w->current_task->info.guid : 0;
+    return;
+  }
+  info.guid = next_guid();
+  info.parent_guid = 0;
+}
+
+inline void spawn_from(worker* w, task_base* t) {
   // --grain:critical=auto: a task without a pool goes where its kind was found to belong.
   if (GRAIN_UNLIKELY(critical_tracking_on()) && t->pool < 0)
     t->pool = static_cast<std::int16_t>(critical_route(t->info.name));
@@ -50,8 +65,14 @@ void spawn(task_base* t) {
     if ((++w->spawn_counter & staged_wait_sample_mask) == 0) t->created_ns = now_ns();
 #endif
     w->spawned.inc();  // before the push: a thief may finish it at once
-    w->staged[static_cast<int>(t->prio)].push(t);
-    notify_work(*w->home);
+    // Only a push onto an empty deque wakes a sleeper. Anything older in the deque was there
+    // when every sleeper last looked (it would have taken it instead of sleeping) or was
+    // pushed by a spawn that checked, so a push onto it only adds to work someone was woken
+    // for (and a woken worker that finds more wakes the next: idle_wait). The fence and the
+    // sleeper check cost a locked instruction per spawn; skynet's, fib's and UTS's spawns go
+    // almost all onto non-empty deques. Nothing in this deque is stranded: its owner runs it,
+    // and a worker that stops taking work wakes a sleeper for it (worker_loop.cpp, deactivate).
+    if (w->staged[static_cast<int>(t->prio)].push(t)) notify_work(*w->home);
     return;
   }
   scheduler* s = scheduler::instance();
@@ -59,7 +80,19 @@ void spawn(task_base* t) {
   s->spawn_external(t);
 }
 
-bool try_run_inline(task_base* t) {
+}  // namespace
+
+void spawn(task_base* t) {
+  spawn_from(current_worker(), t);
+}
+
+void spawn_new(task_base* t) {
+  worker* w = current_worker();
+  set_ids(w, t->info);
+  spawn_from(w, t);
+}
+
+bool try_run_inline(task_base* t, state_base* s) {
   worker* w = current_worker();
   if (!w) return false;
   const std::uint64_t parent = t->info.parent_guid;
@@ -79,6 +112,7 @@ bool try_run_inline(task_base* t) {
     task_base* p = q.pop();
     if (!p) return false;  // t was stolen, or is not in this worker's queue
     if (p == t) {
+      if (s) s->claim_for_sole_holder();
       run_inline_on(w, t, true);
       return true;
     }
@@ -86,8 +120,7 @@ bool try_run_inline(task_base* t) {
       q.push(p);  // the owner may push back what it popped
       return false;
     }
-    run_inline_on(w, p, true);
-    w = current_worker();  // p may have suspended, and this chain resumed on another worker
+    w = run_inline_on(w, p, true);  // p may have suspended, and this chain resumed elsewhere
   }
 }
 
@@ -123,6 +156,10 @@ std::uint64_t next_guid() noexcept {
     return (static_cast<std::uint64_t>(w->id + 1) << 40) | ++w->guid_counter;
   static std::atomic<std::uint64_t> external{0};
   return (0xFFFFFull << 40) | (external.fetch_add(1, std::memory_order_relaxed) + 1);
+}
+
+void assign_ids(task_info& info) noexcept {
+  set_ids(current_worker(), info);
 }
 
 std::uint64_t current_guid() noexcept {

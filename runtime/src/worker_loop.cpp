@@ -91,6 +91,9 @@ void resume_fiber(worker* w, fiber* f) {
 
 void deactivate(worker* w) {
   pool& p = *w->home;
+  // Its deques stay stealable, but a spawn onto a non-empty deque wakes nobody (spawn.cpp):
+  // make sure someone awake knows the work is there before this worker stops taking it.
+  if (pool_has_queued_work(*w->sched, p)) notify_work(p);
   std::uint64_t ts = now_ns();
   account_func(w, ts);
   w->stats->idle_ns.add(ts - w->stats->idle_since_ns.get());

@@ -73,7 +73,9 @@ struct async_op final : shared_state<R>, task_base {
   }
   static void run_deferred(task_base* t) { static_cast<async_op*>(t)->invoke(); }
 
-  static async_op* create(F&& f, const executor& ex, const char* name, bool deferred) {
+  // ids: assign the GUIDs here; false when spawn_new will (it looks the worker up anyway).
+  static async_op* create(F&& f, const executor& ex, const char* name, bool deferred,
+                          bool ids = true) {
     auto* op = ::new (allocate_for<async_op>()) async_op(std::move(f));
     op->refs_.store(deferred ? 1 : 2, std::memory_order_relaxed);
     op->destroy_fn = [](state_base* b) noexcept {
@@ -81,8 +83,7 @@ struct async_op final : shared_state<R>, task_base {
       self->~async_op();
       deallocate_for<async_op>(self);
     };
-    op->info.guid = next_guid();
-    op->info.parent_guid = current_guid();
+    if (ids) assign_ids(op->info);
     op->info.name = name;
     op->prio = ex.prio;
     op->pool = ex.pool;
@@ -120,15 +121,17 @@ future<R> launch_task(launch policy, const executor& ex, const char* name, F&& f
     throw_no_runtime();
   }
   if (adaptive) return launch_adaptive<R>(ex, name, std::forward<F>(f));
-  op_t* op = op_t::create(std::forward<F>(f), ex, name, false);
-  if (any(policy & launch::sync)) {
+  const bool sync = any(policy & launch::sync);
+  const bool fork = !sync && any(policy & launch::fork) && ex.pool < 0;
+  op_t* op = op_t::create(std::forward<F>(f), ex, name, false, sync || fork);
+  if (sync) {
     op->producer = nullptr;
     run_inline(op);
-  } else if (any(policy & launch::fork) && ex.pool < 0) {
+  } else if (fork) {
     op->producer = nullptr;
     fork_run(op);
   } else {
-    spawn(op);
+    spawn_new(op);
   }
   return future_access::adopt<R>(op);
 }

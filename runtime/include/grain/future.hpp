@@ -152,8 +152,7 @@ future<R> then_impl(Arg&& arg, F&& f, const executor& ex) {
   };
   c->run_fn = &C::run;
   c->notify_fn = &C::notified;
-  c->info.guid = next_guid();
-  c->info.parent_guid = current_guid();
+  assign_ids(c->info);
   c->info.name = type_name_of<std::decay_t<F>>();
   c->prio = ex.prio;
   c->pool = ex.pool;
@@ -254,7 +253,7 @@ class future : public detail::future_base<R> {
       detail::shared_state<R>* s;
       ~releaser() { s->release(); }
     } guard{s};
-    if (!s->is_ready()) s->wait();
+    if (!s->is_ready()) s->wait(true);
     if constexpr (std::is_void_v<R>) {
       s->value();
     } else if constexpr (std::is_reference_v<R>) {

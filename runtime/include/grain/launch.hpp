@@ -1,5 +1,6 @@
 #pragma once
 // Launch policies and executors: where and how a task runs.
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -64,7 +65,12 @@ struct executor {
 };
 
 namespace detail {
-launch default_policy() noexcept;
+// The policy of grain::async without one (future_support.cpp). Read inline: every such async
+// reads it, and an out-of-line call cost more than the load.
+extern std::atomic<unsigned> g_default_policy;
+inline launch default_policy() noexcept {
+  return static_cast<launch>(g_default_policy.load(std::memory_order_relaxed));
+}
 void set_default_policy(launch l) noexcept;
 }  // namespace detail
 

@@ -49,6 +49,16 @@ class state_base {
 
   void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
   void release() noexcept {
+    if (GRAIN_UNLIKELY(sole_holder_waits_)) {
+      // The producing task ran inline in the wait of the only other holder (see
+      // run_inline_for_sole_holder): nobody else can hold, add or drop a reference.
+      sole_holder_waits_ = false;
+      const std::uint32_t r = refs_.load(std::memory_order_relaxed);
+      if (r != 1) {
+        refs_.store(r - 1, std::memory_order_relaxed);
+        return;
+      }
+    }
     // A sole owner needs no read-modify-write: only owners add references, so none can appear.
     if (refs_.load(std::memory_order_acquire) == 1 ||
         refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -60,10 +70,24 @@ class state_base {
   // The state is not visible to anyone else yet (launch::adaptive runs the task inline before
   // its future exists): becoming ready needs neither the lock nor waking waiters.
   void set_unpublished() noexcept { unpublished_ = true; }
+  // Called by a waiter about to run the producing task inline, on its own stack: if the task
+  // and the waiter's future are the only references, no one else can register a waiter or
+  // take a reference while the task runs (only holders do either, and the one holder is
+  // blocked in this wait), so publishing the value and the task's release need no lock and no
+  // read-modify-write. Saves two locked instructions per inline join (fib: every task).
+  void claim_for_sole_holder() noexcept {
+    if (refs_.load(std::memory_order_relaxed) == 2) {
+      unpublished_ = true;
+      sole_holder_waits_ = true;
+    }
+  }
 
   // Block (suspend the user thread / the OS thread) until ready. Runs a deferred function or
-  // the still-queued producing task inline when it can.
-  void wait();
+  // the still-queued producing task inline when it can. `private_ref`: the caller holds its
+  // reference where no other thread can reach it (future::get took it out of the future), so
+  // a reference count of 2 means the task and this caller only (claim_for_sole_holder). Not
+  // for wait() through a future or shared_future object: two threads may wait on one.
+  void wait(bool private_ref = false);
   // False on timeout.
   bool wait_until(std::uint64_t deadline_ns);
 
@@ -102,6 +126,7 @@ class state_base {
  private:
   std::atomic<bool> ready_{false};
   bool unpublished_ = false;
+  bool sole_holder_waits_ = false;
   spinlock lock_;
   waiter_queue waiters_;
 };

@@ -3,6 +3,7 @@
 // name), priority and pool. Task objects live inside pooled blocks together with the shared
 // state of their future (see async.hpp), so spawning allocates nothing from the heap.
 #include <cxxabi.h>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -38,14 +39,26 @@ struct task_base {
 
 static_assert(sizeof(task_base) <= 48, "task_base grew: its flags must fit in padding");
 
-// Scheduler entry points (runtime/src/spawn.cpp; runtime_running: scheduler.cpp).
-void spawn(task_base* t);           // queue a staged task
-bool try_run_inline(task_base* t);  // if t is still in this worker's queue: run it now
-void run_inline(task_base* t);      // run t now on this stack (sync, adaptive, deferred)
-void fork_run(task_base* t);        // run t now; the caller's continuation is stealable
+// Scheduler entry points (runtime/src/spawn.cpp; g_instance: scheduler.cpp).
+void spawn(task_base* t);      // queue a staged task
+void spawn_new(task_base* t);  // assign_ids, then spawn: one look-up of the worker
+class state_base;
+// If t is still in this worker's queue: run it now. `s`: t's state, when the caller holds a
+// reference to it and waits for it (state_base::claim_for_sole_holder).
+bool try_run_inline(task_base* t, state_base* s = nullptr);
+void run_inline(task_base* t);  // run t now on this stack (sync, adaptive, deferred)
+void fork_run(task_base* t);    // run t now; the caller's continuation is stealable
 std::uint64_t next_guid() noexcept;
 std::uint64_t current_guid() noexcept;  // GUID of the running task, 0 outside tasks
-bool runtime_running() noexcept;
+// A new task's guid and parent_guid, with one look-up of the worker (every async does this).
+void assign_ids(task_info& info) noexcept;
+
+class scheduler;
+extern std::atomic<scheduler*> g_instance;  // the running scheduler, if any
+// Inline: every async asks, and an out-of-line call cost as much as what it returns.
+inline bool runtime_running() noexcept {
+  return g_instance.load(std::memory_order_acquire) != nullptr;
+}
 [[noreturn]] void throw_no_runtime();
 
 // "main::{lambda()#1}" for lambdas, the demangled type otherwise; computed once per type.
