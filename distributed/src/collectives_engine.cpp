@@ -352,6 +352,18 @@ collectives_engine::delivery collectives_engine::finish(slot& s, std::span<const
   return d;
 }
 
+collectives_engine::delivery collectives_engine::abandon(slot& s, const std::string& why,
+                                                         bool count) {
+  delivery d;
+  d.kind = s.kind;
+  d.done = std::move(s.done);
+  s.done.clear();
+  d.error = failure(why);
+  if (count) account(s, true);
+  s.delivered = true;
+  return d;
+}
+
 void collectives_engine::account(const slot& s, bool failed) {
   const std::uint64_t t = now_ns();
   counts_.operations.fetch_add(1, std::memory_order_relaxed);
@@ -385,17 +397,9 @@ void collectives_engine::fail_all(const std::string& why) {
     std::lock_guard lock(m_);
     dead_ = why;
     for (channel& ch : channels_)
-      for (auto& [g, s] : ch.slots) {
-        if (s.delivered || s.done.empty()) continue;
-        delivery d;
-        d.kind = s.kind;
-        d.done = std::move(s.done);
-        s.done.clear();
-        d.error = failure(where(s) + " cannot complete: " + why);
-        account(s, true);
-        s.delivered = true;
-        out.push_back(std::move(d));
-      }
+      for (auto& [g, s] : ch.slots)
+        if (!s.delivered && !s.done.empty())
+          out.push_back(abandon(s, where(s) + " cannot complete: " + why, true));
   }
   deliver_as_tasks(out);
 }
@@ -425,15 +429,10 @@ bool collectives_engine::progress() {
           // Twice the limit: a locality that is short of contributions reports that first.
           // Not completing: a locality that never joined this generation. The contributors
           // learn it; the network operation stays (it completes if the locality comes).
-          delivery d;
-          d.kind = s.kind;
-          d.done = std::move(s.done);
-          s.done.clear();
-          d.error = failure(where(s) + " did not complete within " + ms_text(2 * limit) +
-                            ": does every locality contribute to it?");
-          account(s, true);
-          out.push_back(std::move(d));
-          s.delivered = true;
+          out.push_back(abandon(s,
+                                where(s) + " did not complete within " + ms_text(2 * limit) +
+                                    ": does every locality contribute to it?",
+                                true));
           moved = true;
         }
       }
@@ -469,15 +468,9 @@ void collectives_engine::shutdown() {
   {
     std::lock_guard lock(m_);
     for (channel& ch : channels_)
-      for (auto& [g, s] : ch.slots) {
-        if (s.delivered || s.done.empty()) continue;
-        delivery d;
-        d.done = std::move(s.done);
-        s.done.clear();
-        d.error = failure(where(s) + ": the runtime stopped before it completed");
-        out.push_back(std::move(d));
-        s.delivered = true;
-      }
+      for (auto& [g, s] : ch.slots)
+        if (!s.delivered && !s.done.empty())
+          out.push_back(abandon(s, where(s) + ": the runtime stopped before it completed", false));
   }
   deliver(out);
 }

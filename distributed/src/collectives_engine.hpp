@@ -92,6 +92,9 @@ class collectives_engine {
   std::vector<char> block_of(const slot& s) const;
   // Turns the gathered blocks into the result (or an error) for this locality.
   delivery finish(slot& s, std::span<const char> blocks, const std::string& net_error);
+  // The slot's contributors get `why` as their error, once (the network operation, if any,
+  // goes on); `count`: as a failed operation in the counters.
+  delivery abandon(slot& s, const std::string& why, bool count);
   void account(const slot& s, bool failed);
   static void deliver(std::vector<delivery>& out);
   // From background work: each delivery as a task named "collective:<kind>", so that the

@@ -179,7 +179,6 @@ class mpi_transport final : public transport {
                                           m.bytes.size(), m.parcels);
       in_flight_.push_back(std::move(m));
     }
-    batch_.clear();
     return true;
   }
 

@@ -15,7 +15,12 @@ namespace grain::distributed {
 
 namespace {
 std::atomic<parcelport*> g_current{nullptr};
+
+// The error of a call waiting on, or made to, a rank that died.
+std::string call_to_dead_rank(const detail::action_info& a, const std::string& why) {
+  return "action '" + a.name + "': " + why;
 }
+}  // namespace
 
 parcelport::parcelport(std::unique_ptr<transport> t) : net_(std::move(t)) {
   if (net_) {
@@ -88,7 +93,7 @@ void parcelport::send_action(std::uint32_t dest, const detail::action_info& a,
       const std::string why = it->second;
       lock.unlock();
       if (on_response)
-        on_response(false, "action '" + a.name + "': " + why);
+        on_response(false, call_to_dead_rank(a, why));
       else
         spdlog::error("grain: locality#{}: a post of '{}' to {} was dropped", rank_, a.name, why);
       return;
@@ -118,7 +123,7 @@ std::size_t parcelport::fail_calls_to(std::uint32_t rank, const std::string& why
     }
   }
   // Outside the lock: a response handler sets a future, whose continuation may call again.
-  for (auto& c : failed) c.on_response(false, "action '" + c.action->name + "': " + why);
+  for (auto& c : failed) c.on_response(false, call_to_dead_rank(*c.action, why));
   return failed.size();
 }
 

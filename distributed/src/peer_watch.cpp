@@ -4,11 +4,11 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 namespace grain::distributed {
 

@@ -6,12 +6,10 @@
 // and looks at the ranks on its own host every period through /proc: a process that is gone,
 // a zombie, or another process under the same pid is dead. Ranks on other hosts are not
 // watched (that needs heartbeats; mpirun still ends the job).
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <string>
 #include <thread>
 #include <vector>
 

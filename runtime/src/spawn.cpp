@@ -43,14 +43,16 @@ worker* run_inline_on(worker* w, task_base* t, bool from_queue) {
 
 namespace {
 
-// A new task's identity: GUID (worker number in the high bits) and the running task as parent.
+// A new task's identity: GUID (worker number in the high bits; 0xFFFFF outside workers) and
+// the running task as parent.
 void set_ids(worker* w, task_info& info) noexcept {
   if (w) {
     info.guid = (static_cast<std::uint64_t>(w->id + 1) << 40) | ++w->guid_counter;
     info.parent_guid = w->current_task ? w->current_task->info.guid : 0;
     return;
   }
-  info.guid = next_guid();
+  static std::atomic<std::uint64_t> external{0};
+  info.guid = (0xFFFFFull << 40) | (external.fetch_add(1, std::memory_order_relaxed) + 1);
   info.parent_guid = 0;
 }
 
@@ -149,13 +151,6 @@ void mark_callable_end() noexcept {
 #if GRAIN_TIMING
   if (worker* w = current_worker()) w->callable_end_ns = now_ns();
 #endif
-}
-
-std::uint64_t next_guid() noexcept {
-  if (worker* w = current_worker())
-    return (static_cast<std::uint64_t>(w->id + 1) << 40) | ++w->guid_counter;
-  static std::atomic<std::uint64_t> external{0};
-  return (0xFFFFFull << 40) | (external.fetch_add(1, std::memory_order_relaxed) + 1);
 }
 
 void assign_ids(task_info& info) noexcept {

@@ -322,8 +322,7 @@ struct topology::impl {
   unsigned n_packages = 1;
   unsigned n_cores = 0;
   bool this_machine = false;
-  bool restricted = false;  // to the process's CPU binding, which left out some of total_pus
-  unsigned total_pus = 0;
+  unsigned total_pus = 0;  // restricted to the process's CPU binding: the machine's PUs; else 0
 
   impl() {
     if (hwloc_topology_init(&topo) != 0) {
@@ -347,8 +346,8 @@ struct topology::impl {
     const hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(topo);
     if (hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) == 0 &&
         hwloc_bitmap_intersects(bound, all) && !hwloc_bitmap_isincluded(all, bound)) {
-      total_pus = static_cast<unsigned>(hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU));
-      if (hwloc_topology_restrict(topo, bound, 0) == 0) restricted = true;
+      const int all_pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+      if (hwloc_topology_restrict(topo, bound, 0) == 0) total_pus = static_cast<unsigned>(all_pus);
     }
     hwloc_bitmap_free(bound);
   }
@@ -461,7 +460,7 @@ bool topology::is_this_machine() const noexcept {
   return impl_->this_machine;
 }
 bool topology::restricted_to_process_binding() const noexcept {
-  return impl_->restricted;
+  return impl_->total_pus != 0;
 }
 
 placement topology::place(const std::vector<pool_request>& pools, thread_mapping mapping) const {
@@ -549,7 +548,7 @@ std::string topology::describe() const {
   return count(num_packages(), "package", "packages") + ", " +
          count(num_numa(), "NUMA node", "NUMA nodes") + ", " + count(num_cores(), "core", "cores") +
          ", " + count(impl_->pus.size(), "PU", "PUs") +
-         (impl_->restricted
+         (impl_->total_pus != 0
               ? " (of " + std::to_string(impl_->total_pus) + ": the process's CPU binding)"
               : "");
 }

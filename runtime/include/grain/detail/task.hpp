@@ -46,9 +46,8 @@ class state_base;
 // If t is still in this worker's queue: run it now. `s`: t's state, when the caller holds a
 // reference to it and waits for it (state_base::claim_for_sole_holder).
 bool try_run_inline(task_base* t, state_base* s = nullptr);
-void run_inline(task_base* t);  // run t now on this stack (sync, adaptive, deferred)
-void fork_run(task_base* t);    // run t now; the caller's continuation is stealable
-std::uint64_t next_guid() noexcept;
+void run_inline(task_base* t);          // run t now on this stack (sync, adaptive, deferred)
+void fork_run(task_base* t);            // run t now; the caller's continuation is stealable
 std::uint64_t current_guid() noexcept;  // GUID of the running task, 0 outside tasks
 // A new task's guid and parent_guid, with one look-up of the worker (every async does this).
 void assign_ids(task_info& info) noexcept;
