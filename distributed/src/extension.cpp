@@ -93,6 +93,15 @@ class distributed_extension final : public extension {
     port_->make_current(false);
   }
 
+  void start_failed(runtime_core& rt) noexcept override {
+    if (!port_ || !port_->distributed()) return;
+    spdlog::error(
+        "grain: locality#{} of {}: the runtime could not start here (the error follows); this "
+        "process leaves the MPI job without MPI_Finalize so that mpirun ends the job",
+        rt.locality(), rt.num_localities());
+    port_->abandon();
+  }
+
   ~distributed_extension() override {
     watch_.reset();
     // A start-up that failed after configure: the counters must not outlive the engine.

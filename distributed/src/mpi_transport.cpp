@@ -120,6 +120,11 @@ class mpi_transport final : public transport {
     return pending_.load(std::memory_order_relaxed);
   }
 
+  void abandon() noexcept override {
+    std::lock_guard net(network_);
+    finalized_ = true;
+  }
+
   void finalize() override {
     std::lock_guard net(network_);
     if (finalized_) return;

@@ -77,6 +77,8 @@ class parcelport {
   void serve_until_shutdown(runtime_core& rt);
   // Completes sends and shuts the network down (every rank).
   void finalize();
+  // The runtime's start failed here (transport::abandon): no MPI_Finalize.
+  void abandon() noexcept;
 
   // Rank `rank` died (peer_watch.hpp): every call waiting on it gets `why` as its error, and
   // so does every later call to it; posts to it are dropped. Returns the calls failed now.

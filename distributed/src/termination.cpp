@@ -99,4 +99,8 @@ void parcelport::finalize() {
   net_->finalize();
 }
 
+void parcelport::abandon() noexcept {
+  if (net_) net_->abandon();
+}
+
 }  // namespace grain::distributed

@@ -35,6 +35,10 @@ class transport {
   // Completes every send (blocking) and shuts the network down (MPI_Finalize when grain
   // initialised MPI). Collective: every rank calls it.
   virtual void finalize() = 0;
+  // This process's runtime failed to start while the other ranks' did not: leave MPI without
+  // MPI_Finalize (Open MPI's waits for every rank, so it would wait for ever); the process's
+  // exit then makes mpirun end the job. Not collective.
+  virtual void abandon() noexcept = 0;
   // Held around every MPI call (MPI_THREAD_SERIALIZED); the process's other MPI users take it
   // too: the trace's collectives (mpi_trace_group.cpp) blocking, grain's collectives
   // (collectives_mpi.cpp) with try_lock.

@@ -188,7 +188,8 @@ class instrumentation_extension final : public extension {
     if (!names.empty()) {
       std::vector<counter_pattern> pats;
       pats.reserve(names.size());
-      for (auto& n : names) pats.push_back(checked_pattern(n));
+      for (auto& n : names)
+        if (names_this_locality(n, rt)) pats.push_back(checked_pattern(n));
       const detail::print_schedule schedule = print_schedule_of(o);
       std::string fmt = o.get("print-counter-format", "csv");
       print_format pf;
@@ -219,6 +220,28 @@ class instrumentation_extension final : public extension {
   // grain::event): a pattern that may name one of them can only be checked at exit.
   static bool defined_later(std::string_view object) {
     return glob_match(object, "app") || glob_match(object, "events");
+  }
+
+  // Under mpirun every rank gets the same options, and each rank has only its own counters:
+  // a pattern whose instance names another locality (locality#N, no wildcard in N) is that
+  // rank's to print, and a locality that is not in the job is an error.
+  static bool names_this_locality(const std::string& n, const runtime_core& rt) {
+    const auto name = parse_counter_name(n);
+    if (!name) return true;  // malformed: checked_pattern reports it
+    const std::string_view inst = name->instance;
+    constexpr std::string_view prefix = "locality#";
+    if (inst.substr(0, prefix.size()) != prefix) return true;
+    const std::string_view rest = inst.substr(prefix.size());
+    const std::string_view digits = rest.substr(0, rest.find('/'));
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos)
+      return true;  // a wildcard (locality#*) or not a number: matched against our counters
+    if (digits.size() > 9 || std::stoul(std::string(digits)) >= rt.num_localities())
+      throw option_error("--grain:print-counter=" + n + ": there is no locality#" +
+                         std::string(digits) + " (the job has " +
+                         std::to_string(rt.num_localities()) + " localit" +
+                         (rt.num_localities() == 1 ? "y" : "ies") + ", locality#0 to locality#" +
+                         std::to_string(rt.num_localities() - 1) + ")");
+    return std::stoul(std::string(digits)) == rt.locality();
   }
 
   // A --grain:print-counter pattern that names no counter is an error now, not after the run.

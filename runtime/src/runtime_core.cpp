@@ -411,6 +411,17 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
     }
     sched_->start();
   } catch (...) {
+    bool failed = true;  // a startup_exit (--help, --grain:list-counters) is not a failure
+    try {
+      throw;
+    } catch (const startup_exit&) {
+      failed = false;
+    } catch (...) {
+    }
+    if (failed) {
+      for (auto& e : extensions_) e->start_failed(*this);
+      for (auto& e : exts) e->start_failed(*this);  // still here if configure was not reached
+    }
     for (auto it = started_.rbegin(); it != started_.rend(); ++it) {
       try {
         (*it)->stop(*this);

@@ -36,6 +36,10 @@ class extension {
   // Called from the fatal-signal path (SIGINT/SIGTERM) before the signal is re-raised: flush
   // what can be flushed. Runs on the signal-handling thread, not in a signal handler.
   virtual void emergency_stop(runtime_core&) {}
+  // The runtime's start failed in this process with an error (not a startup_exit), before or
+  // after this extension's configure: release what would wait for other processes (the other
+  // MPI ranks started theirs). Called before the started extensions stop.
+  virtual void start_failed(runtime_core&) noexcept {}
 };
 
 }  // namespace grain
