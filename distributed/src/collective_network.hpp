@@ -37,6 +37,19 @@ class collective_network {
   virtual void close() = 0;
 };
 
+// Whether a generation goes as a direct exchange of blocks (MPI_Isend/MPI_Irecv between the
+// ranks that need them) instead of MPI's non-blocking collective: small blocks on few ranks,
+// where the exchange's messages are fewer than libnbc's rounds cost. all_gather keeps the
+// collective: its block depends on the number of local contributors, which a wrong program may
+// give differently on each rank, and every rank must choose the same path.
+inline constexpr std::size_t direct_exchange_max_block = 1024;  // bytes, header included
+inline constexpr std::uint32_t direct_exchange_max_ranks = 16;
+constexpr bool uses_direct_exchange(detail::collective_kind kind, std::size_t block,
+                                    std::uint32_t ranks) noexcept {
+  return kind != detail::collective_kind::all_gather && block <= direct_exchange_max_block &&
+         ranks <= direct_exchange_max_ranks;
+}
+
 // Duplicates MPI_COMM_WORLD once per kind (collective: every rank calls it at start-up).
 // `network` is the transport's lock (transport::network_mutex).
 std::unique_ptr<collective_network> make_mpi_collective_network(std::mutex& network);

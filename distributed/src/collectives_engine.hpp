@@ -15,7 +15,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "collective_network.hpp"
@@ -78,6 +77,13 @@ class collectives_engine {
     std::uint64_t next_start = 0;          // generations below it started (or finished) here
     std::uint64_t auto_next = 0;           // the slot automatic contributions without an index fill
     std::vector<std::uint64_t> site_next;  // per contributor index: its next generation
+    std::vector<std::map<std::uint64_t, slot>::node_type> spares;  // retired slots, for reuse
+  };
+  static constexpr std::size_t max_spares = 8;
+  struct started_op {
+    std::uint64_t id;
+    detail::collective_kind kind;
+    std::uint64_t generation;
   };
   // Results handed out after the lock is released (a promise may resume a task inline).
   struct delivery {
@@ -87,9 +93,11 @@ class collectives_engine {
     std::exception_ptr error;
   };
 
+  std::map<std::uint64_t, slot>::iterator new_slot(channel& ch, std::uint64_t g);
+  void retire(channel& ch, std::map<std::uint64_t, slot>::iterator it);
   void add(slot& s, const detail::collective_contribution& c);
   void start_ready(channel& ch, std::vector<delivery>& out);
-  std::vector<char> block_of(const slot& s) const;
+  void fill_block(slot& s) const;  // s.send: the header and the local value
   // Turns the gathered blocks into the result (or an error) for this locality.
   delivery finish(slot& s, std::span<const char> blocks, const std::string& net_error);
   // The slot's contributors get `why` as their error, once (the network operation, if any,
@@ -97,8 +105,9 @@ class collectives_engine {
   delivery abandon(slot& s, const std::string& why, bool count);
   void account(const slot& s, bool failed);
   static void deliver(std::vector<delivery>& out);
-  // From background work: each delivery as a task named "collective:<kind>", so that the
-  // completion shows as a region in traces (tracing.md) on the worker that saw it.
+  // From background work: while a trace records task phases, each delivery as a task named
+  // "collective:<kind>", so that the completion shows as a region (tracing.md) on the worker
+  // that saw it; otherwise at once (deliver).
   static void deliver_as_tasks(std::vector<delivery>& out);
   std::string where(const slot& s) const;
 
@@ -106,7 +115,7 @@ class collectives_engine {
   std::unique_ptr<collective_network> net_;
   std::mutex m_;
   std::array<channel, detail::collective_kind_count> channels_;
-  std::unordered_map<std::uint64_t, std::pair<int, std::uint64_t>> started_;  // op -> slot
+  std::vector<started_op> started_;  // on the network (a few at a time: a linear search)
   std::uint64_t next_op_ = 1;
   std::atomic<std::size_t> open_{0};  // slots in the table: progress has nothing to do at 0
   std::string dead_;                  // under m_: why nothing can complete any more

@@ -134,6 +134,42 @@ int many_generations(int generations, int k) {
   return wrong;
 }
 
+// Values above direct_exchange_max_block go through MPI's non-blocking collectives, small ones
+// through the direct exchange of blocks: both, interleaved with several generations of one
+// kind in flight, and reduce and broadcast of large values. Returns the wrong results.
+using big = std::array<std::int64_t, 200>;  // 1600 bytes
+int large_and_small(int rounds) {
+  const std::int64_t me = find_here().rank();
+  const auto n = static_cast<std::int64_t>(get_num_localities());
+  auto add = [](const big& a, const big& b) {
+    big r{};
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] = a[i] + b[i];
+    return r;
+  };
+  int wrong = 0;
+  for (int j = 0; j < rounds; ++j) {
+    big mine{};
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      mine[i] = me * 1000 + static_cast<std::int64_t>(i) + j;
+    auto small1 = all_reduce(me + j, std::plus<>{});
+    auto large = all_reduce(mine, add);
+    auto small2 = all_reduce(me * 2 + j, std::plus<>{});
+    auto reduced = reduce(mine, add, static_cast<std::uint32_t>(n - 1));
+    auto bcast = broadcast(mine, 0);
+    wrong += small1.get() != n * (n - 1) / 2 + n * j;
+    wrong += small2.get() != n * (n - 1) + n * j;
+    const big l = large.get(), r = reduced.get(), b = bcast.get();
+    for (std::size_t i = 0; i < l.size(); ++i) {
+      const auto ii = static_cast<std::int64_t>(i);
+      const std::int64_t total = 1000 * n * (n - 1) / 2 + n * (ii + j);
+      wrong += l[i] != total;
+      wrong += r[i] != (me == n - 1 ? total : mine[i]);
+      wrong += b[i] != ii + j;  // locality#0's value
+    }
+  }
+  return wrong;
+}
+
 // Contributors that suspend before contributing, a forked one and an inlined one; each waits
 // for the result itself. Returns the sum every one of them saw, or -1 when they disagree.
 std::int64_t suspended_and_inlined() {
@@ -274,6 +310,10 @@ TEST(Collectives, EveryKindAndTypeExactAgainstSerial) {
       EXPECT_EQ(block, per_rank[s]);
     }
   }
+}
+
+TEST(Collectives, LargeValuesThroughMpiCollectivesSmallOnesDirect) {
+  for (int wrong : on_every_locality<&large_and_small>(20)) EXPECT_EQ(wrong, 0);
 }
 
 TEST(Collectives, ManyGenerationsInFlight) {
