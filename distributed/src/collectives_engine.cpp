@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "grain/async.hpp"
 #include "grain/clock.hpp"
@@ -295,7 +296,10 @@ void collectives_engine::start_ready(channel& ch, std::vector<delivery>& out) {
     }
     const std::uint64_t id = next_op_;
     try {
-      if (!net_->start(id, s.kind, s.root, s.send, s.recv)) return;  // network busy: later
+      if (!net_->start(id, s.kind, s.root, s.send, s.recv)) {
+        retry_start_ = true;  // network busy: the next progress round
+        return;
+      }
     } catch (const std::exception& e) {
       ++ch.next_start;
       out.push_back(finish(s, {}, e.what()));
@@ -457,8 +461,16 @@ bool collectives_engine::progress() {
     if (!lock.owns_lock()) return false;
     const std::uint64_t now = now_ns();
     const std::uint64_t limit = collective_timeout_ns();
+    // Timeouts are milliseconds or more: the slots are looked at once a millisecond, and
+    // generations are started here only when a start found the network busy (every other
+    // full slot started in contribute), so that the rounds of an idle worker waiting for a
+    // result cost one test of the network (docs/collectives.md, "Latency").
+    const bool scan = now - last_scan_ns_ >= scan_period_ns;
+    if (scan) last_scan_ns_ = now;
+    const bool restart = std::exchange(retry_start_, false);
     for (channel& ch : channels_) {
       for (auto& [g, s] : ch.slots) {
+        if (!scan) break;
         if (s.st == state::collecting && now - s.first_ns > limit) {
           // Contributions missing here: start anyway, with the error, so that every locality
           // learns it instead of waiting in MPI.
@@ -480,7 +492,7 @@ bool collectives_engine::progress() {
           moved = true;
         }
       }
-      start_ready(ch, out);
+      if (scan || restart) start_ready(ch, out);
     }
     if (net_ && !started_.empty()) {
       std::vector<collective_network::finished> fin;

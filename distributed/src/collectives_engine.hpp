@@ -118,6 +118,9 @@ class collectives_engine {
   std::vector<started_op> started_;  // on the network (a few at a time: a linear search)
   std::uint64_t next_op_ = 1;
   std::atomic<std::size_t> open_{0};  // slots in the table: progress has nothing to do at 0
+  static constexpr std::uint64_t scan_period_ns = 1'000'000;
+  std::uint64_t last_scan_ns_ = 0;  // under m_: the last look at every slot for timeouts
+  bool retry_start_ = false;        // under m_: a full slot waits for a free network
   std::string dead_;                  // under m_: why nothing can complete any more
   collective_counts counts_;
 };
