@@ -205,10 +205,10 @@ void collectives_engine::retire(channel& ch, std::map<std::uint64_t, slot>::iter
   ch.spares.push_back(std::move(node));
 }
 
-void collectives_engine::add(slot& s, const detail::collective_contribution& c) {
+void collectives_engine::add(slot& s, detail::collective_contribution& c) {
   ++s.arrived;
   s.last_ns = now_ns();
-  s.done.push_back(c.done);
+  s.done.push_back(std::move(c.done));  // c is spent: nothing refuses it after add
   if (c.error) {
     std::string what = "a contributor failed";
     try {
@@ -226,7 +226,7 @@ void collectives_engine::add(slot& s, const detail::collective_contribution& c) 
     case detail::collective_kind::reduce:
       if (!s.has_value) {
         s.local.assign(v, v + s.size);
-        s.combine = c.combine;
+        s.combine = std::move(c.combine);
         s.has_value = true;
       } else {
         s.combine(s.local.data(), v);

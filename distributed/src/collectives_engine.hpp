@@ -95,7 +95,7 @@ class collectives_engine {
 
   std::map<std::uint64_t, slot>::iterator new_slot(channel& ch, std::uint64_t g);
   void retire(channel& ch, std::map<std::uint64_t, slot>::iterator it);
-  void add(slot& s, const detail::collective_contribution& c);
+  void add(slot& s, detail::collective_contribution& c);  // takes c's done and combine
   void start_ready(channel& ch, std::vector<delivery>& out);
   void fill_block(slot& s) const;  // s.send: the header and the local value
   // Turns the gathered blocks into the result (or an error) for this locality.
