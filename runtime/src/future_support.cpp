@@ -7,6 +7,7 @@
 
 #include "grain/async.hpp"
 #include "grain/ext/runtime_core.hpp"
+#include "scheduler.hpp"
 
 namespace grain {
 
@@ -74,6 +75,12 @@ void state_base::wait(bool private_ref) {
   // The value is computed by a task still at the bottom of our own queue: run it here, on this
   // stack, instead of suspending (the common case in divide and conquer).
   if (producer && try_run_inline(producer, private_ref ? this : nullptr) && is_ready()) return;
+  // No task here computes it (a promise: a remote result, a collective): poll the network
+  // while this worker has nothing else to do.
+  if (!producer &&
+      wait_by_polling_background(
+          [](const void* s) { return static_cast<const state_base*>(s)->is_ready(); }, this))
+    return;
   state_ops enq{this};
   park(enq);
 }
