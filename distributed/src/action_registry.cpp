@@ -35,7 +35,14 @@ const action_info& register_action(action_info info) {
   registry& r = table();
   std::lock_guard lock(r.mutex);
   if (auto it = r.by_id.find(info.id); it != r.by_id.end()) {
-    if (it->second->name == info.name) return *it->second;
+    if (it->second->name == info.name) {
+      if (it->second->direct == info.direct) return *it->second;
+      std::fprintf(stderr,
+                   "grain: '%s' is named both as grain::action and as grain::direct_action; "
+                   "a receiving locality must know one way to run it\n",
+                   info.name.c_str());
+      std::abort();
+    }
     std::fprintf(stderr, "grain: actions '%s' and '%s' have the same id %llx; rename one\n",
                  it->second->name.c_str(), info.name.c_str(),
                  static_cast<unsigned long long>(info.id));
