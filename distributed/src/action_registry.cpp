@@ -54,10 +54,18 @@ const action_info& register_action(action_info info) {
 }
 
 const action_info* find_action(std::uint64_t id) noexcept {
+  // Every received parcel looks its action up, mostly the same one as the last: a one-entry
+  // cache per thread spares the lock and the hash (entries never move or go away).
+  thread_local std::uint64_t last_id = 0;
+  thread_local const action_info* last = nullptr;
+  if (last && last_id == id) return last;
   registry& r = table();
   std::lock_guard lock(r.mutex);
   auto it = r.by_id.find(id);
-  return it == r.by_id.end() ? nullptr : it->second;
+  if (it == r.by_id.end()) return nullptr;
+  last_id = id;
+  last = it->second;
+  return last;
 }
 
 const action_info* find_action(std::string_view name) noexcept {
