@@ -276,8 +276,7 @@ class mpi_transport final : public transport {
                      static_cast<int>(m.tag), comm_, &m.request);
     } else {
       m.note = {static_cast<std::uint32_t>(m.tag), 0, m.bytes.size()};
-      rc = MPI_Isend(&m.note, sizeof m.note, MPI_BYTE, dest, notice_tag, comm_,
-                     &m.notice_request);
+      rc = MPI_Isend(&m.note, sizeof m.note, MPI_BYTE, dest, notice_tag, comm_, &m.notice_request);
       if (rc == MPI_SUCCESS)
         rc = MPI_Isend(m.bytes.data(), static_cast<int>(m.bytes.size()), MPI_BYTE, dest,
                        static_cast<int>(m.tag), large_, &m.request);
@@ -404,10 +403,10 @@ class mpi_transport final : public transport {
   std::atomic<bool> delivering_{false};
   std::vector<incoming> handing_;  // what the delivering thread hands over (reused)
   std::mutex released_mutex_;
-  std::vector<int> released_;   // slots handled outside the lock, to post again
+  std::vector<int> released_;  // slots handled outside the lock, to post again
   std::atomic<bool> any_released_{false};
   std::atomic<std::size_t> queued_{0};  // outbox_.size(), read without its lock
-  std::vector<int> reposting_;  // under network_
+  std::vector<int> reposting_;          // under network_
   std::atomic<std::size_t> pending_{0};
   std::vector<process_identity> identities_;
 };
