@@ -5,6 +5,8 @@
 // rank 1, which counts them; the time until rank 1 has run all of them (one call at the end
 // asks). apps/bench/mpi_pingpong.cpp does the same with plain MPI; scripts/bench-pingpong
 // runs both in one go and prints the ratios (docs/distributed.md).
+// Every action here only returns or counts, never waits: they are direct actions, run by the
+// receiving locality in its network progress without a task (docs/distributed.md).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -82,25 +84,26 @@ int main(int argc, char** argv) {
              auto t0 = std::chrono::steady_clock::now();
              for (long i = 0; i < trips; ++i) {
                if (bytes == 8) {
-                 if (grain::async(peer, grain::action<&bounce8>{}, std::uint64_t(i)).get() !=
+                 if (grain::async(peer, grain::direct_action<&bounce8>{}, std::uint64_t(i)).get() !=
                      std::uint64_t(i))
                    return 1;
-               } else if (grain::async(peer, grain::action<&bounce>{}, payload).get().size() !=
-                          payload.size()) {
+               } else if (grain::async(peer, grain::direct_action<&bounce>{}, payload)
+                              .get()
+                              .size() != payload.size()) {
                  return 1;
                }
              }
              const double rt_us = seconds_since(t0) / static_cast<double>(trips) * 1e6;
              // One-way rate.
-             grain::async(peer, grain::action<&reset>{}).get();
+             grain::async(peer, grain::direct_action<&reset>{}).get();
              t0 = std::chrono::steady_clock::now();
              for (long i = 0; i < posts; ++i) {
                if (bytes == 8)
-                 grain::post(peer, grain::action<&take8>{}, std::uint64_t(i));
+                 grain::post(peer, grain::direct_action<&take8>{}, std::uint64_t(i));
                else
-                 grain::post(peer, grain::action<&take>{}, payload);
+                 grain::post(peer, grain::direct_action<&take>{}, payload);
              }
-             while (grain::async(peer, grain::action<&received>{}).get() < posts) {
+             while (grain::async(peer, grain::direct_action<&received>{}).get() < posts) {
              }
              const double rate = static_cast<double>(posts) / seconds_since(t0);
              std::printf(

@@ -35,7 +35,14 @@ const action_info& register_action(action_info info) {
   registry& r = table();
   std::lock_guard lock(r.mutex);
   if (auto it = r.by_id.find(info.id); it != r.by_id.end()) {
-    if (it->second->name == info.name) return *it->second;
+    if (it->second->name == info.name) {
+      if (it->second->direct == info.direct) return *it->second;
+      std::fprintf(stderr,
+                   "grain: '%s' is named both as grain::action and as grain::direct_action; "
+                   "a receiving locality must know one way to run it\n",
+                   info.name.c_str());
+      std::abort();
+    }
     std::fprintf(stderr, "grain: actions '%s' and '%s' have the same id %llx; rename one\n",
                  it->second->name.c_str(), info.name.c_str(),
                  static_cast<unsigned long long>(info.id));
@@ -47,10 +54,18 @@ const action_info& register_action(action_info info) {
 }
 
 const action_info* find_action(std::uint64_t id) noexcept {
+  // Every received parcel looks its action up, mostly the same one as the last: a one-entry
+  // cache per thread spares the lock and the hash (entries never move or go away).
+  thread_local std::uint64_t last_id = 0;
+  thread_local const action_info* last = nullptr;
+  if (last && last_id == id) return last;
   registry& r = table();
   std::lock_guard lock(r.mutex);
   auto it = r.by_id.find(id);
-  return it == r.by_id.end() ? nullptr : it->second;
+  if (it == r.by_id.end()) return nullptr;
+  last_id = id;
+  last = it->second;
+  return last;
 }
 
 const action_info* find_action(std::string_view name) noexcept {

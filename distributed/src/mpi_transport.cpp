@@ -1,9 +1,11 @@
 // The MPI transport (transport.hpp). Thread level MPI_THREAD_SERIALIZED: any thread may send
 // or progress, but only one at a time, under `network_` — a try_lock, so a worker never
 // waits for another one's MPI call (seed 001 §3.2: progress is background work, not a
-// thread of its own). Receives use MPI_Improbe + MPI_Imrecv, so messages of any size arrive
-// without a fixed buffer and without a blocking call. Everything runs on a duplicate of
-// MPI_COMM_WORLD, so the application's own MPI traffic cannot match grain's messages.
+// thread of its own). Small messages (≤ 8 KiB) land in a ring of receives posted in advance
+// (no probe, no allocation per message); a larger one is announced there by a notice in its
+// place and its bytes follow on a second communicator, so every message is handed over in
+// the order MPI matched it. Everything runs on duplicates of MPI_COMM_WORLD, so the
+// application's own MPI traffic cannot match grain's messages.
 #include "transport.hpp"
 
 #if GRAIN_WITH_MPI
@@ -13,7 +15,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -73,6 +77,14 @@ class mpi_transport final : public transport {
     identities_.resize(size_);
     check(MPI_Allgather(&me, sizeof me, MPI_BYTE, identities_.data(), sizeof me, MPI_BYTE, comm_),
           "MPI_Allgather of the ranks' processes");
+    check(MPI_Comm_dup(comm_, &large_), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(large_, MPI_ERRORS_RETURN);
+    slots_.resize(ring_slots);
+    ring_requests_.assign(ring_slots, MPI_REQUEST_NULL);
+    for (std::size_t i = 0; i < ring_slots; ++i) {
+      slots_[i] = std::make_unique<char[]>(small_bytes);
+      post_slot(static_cast<int>(i));
+    }
   }
 
   ~mpi_transport() override {
@@ -91,29 +103,62 @@ class mpi_transport final : public transport {
   void send(std::uint32_t dest, message_tag tag, std::vector<char> bytes,
             std::uint32_t parcels) override {
     pending_.fetch_add(1, std::memory_order_relaxed);
+    // Started now when the network is free: a call's latency should not wait for the next
+    // progress round. Finished sends are retired first: a sender posting in a loop would
+    // otherwise stop at max_in_flight until the next round (up to 100 µs on a busy worker).
+    std::unique_lock net(network_, std::try_to_lock);
+    if (net.owns_lock() && !finalized_) {
+      complete_sends();
+      // Nothing queued ahead of it (this thread's earlier sends included): straight to MPI.
+      if (queued_.load(std::memory_order_acquire) == 0 && in_flight_.size() < max_in_flight) {
+        in_flight_.push_back({dest, tag, std::move(bytes), parcels});
+        start(in_flight_.back());
+        return;
+      }
+    }
     {
       std::lock_guard lock(outbox_mutex_);
-      outbox_.push_back({dest, tag, std::move(bytes), MPI_REQUEST_NULL, parcels});
+      outbox_.push_back({dest, tag, std::move(bytes), parcels});
+      queued_.fetch_add(1, std::memory_order_release);
     }
-    // Start it now when the network is free: a call's latency should not wait for the next
-    // progress round.
-    std::unique_lock net(network_, std::try_to_lock);
-    if (net.owns_lock()) start_sends();
+    if (net.owns_lock() && !finalized_) start_sends();
   }
 
   bool progress(const receiver& deliver) override {
     std::unique_lock net(network_, std::try_to_lock);
     if (!net.owns_lock() || finalized_) return false;
+    repost_released();
     bool moved = start_sends();
     moved = complete_sends() || moved;
     moved = receive() || moved;
-    std::vector<message> got;
-    got.swap(arrived_);
+    // One thread at a time hands messages over, oldest first: a direct action sees the
+    // messages of a sender in the order they were sent even when several threads progress
+    // (the workers, and a waiting main thread). Another thread finding it busy leaves what it
+    // received in arrived_ for the next round.
+    if (arrived_.empty() || delivering_.exchange(true, std::memory_order_acquire)) return moved;
+    struct done_delivering {
+      std::atomic<bool>& flag;
+      ~done_delivering() { flag.store(false, std::memory_order_release); }
+    } reset{delivering_};
+    handing_.swap(arrived_);
     net.unlock();
     // Outside the lock: handling a message may send (a result), and other workers may
-    // progress meanwhile.
-    for (auto& m : got) deliver(m.source, m.tag, std::move(m.bytes));
-    return moved;
+    // progress meanwhile. The ring slots stay out of MPI's hands until handled.
+    for (auto& m : handing_) {
+      if (m.slot >= 0)
+        deliver(m.source, m.tag, {slots_[static_cast<std::size_t>(m.slot)].get(), m.bytes},
+                nullptr);
+      else
+        deliver(m.source, m.tag, m.big, &m.big);
+    }
+    {
+      std::lock_guard lock(released_mutex_);
+      for (auto& m : handing_)
+        if (m.slot >= 0) released_.push_back(m.slot);
+      any_released_.store(!released_.empty(), std::memory_order_release);
+    }
+    handing_.clear();
+    return true;
   }
 
   std::size_t sends_pending() const noexcept override {
@@ -130,14 +175,25 @@ class mpi_transport final : public transport {
     if (finalized_) return;
     for (;;) {
       start_sends();
-      for (auto& s : in_flight_) MPI_Wait(&s.request, MPI_STATUS_IGNORE);
+      for (auto& s : in_flight_) {
+        MPI_Wait(&s.notice_request, MPI_STATUS_IGNORE);
+        MPI_Wait(&s.request, MPI_STATUS_IGNORE);
+      }
       in_flight_.clear();
       std::lock_guard lock(outbox_mutex_);
       if (outbox_.empty()) break;
     }
-    // Receives that were matched must complete before the communicator goes.
-    for (auto& r : receiving_) MPI_Wait(&r.request, MPI_STATUS_IGNORE);
-    receiving_.clear();
+    // Large messages whose notice arrived must complete before the communicators go; the
+    // ring's receives are cancelled (every rank has ended its program: nothing more comes).
+    for (auto& r : inbox_)
+      if (r.request != MPI_REQUEST_NULL) MPI_Wait(&r.request, MPI_STATUS_IGNORE);
+    inbox_.clear();
+    for (int i : posted_) {
+      MPI_Cancel(&ring_requests_[static_cast<std::size_t>(i)]);
+      MPI_Wait(&ring_requests_[static_cast<std::size_t>(i)], MPI_STATUS_IGNORE);
+    }
+    posted_.clear();
+    MPI_Comm_free(&large_);
     MPI_Comm_free(&comm_);
     finalized_ = true;
     if (owns_mpi_) {
@@ -148,43 +204,95 @@ class mpi_transport final : public transport {
   }
 
  private:
-  struct message {
-    std::uint32_t source;  // or destination
+  // Announces a message above small_bytes: its tag and size, sent on comm_ in the message's
+  // place, so that the receiver meets it in order and then receives the bytes on large_.
+  struct notice {
+    std::uint32_t tag;
+    std::uint32_t reserved;
+    std::uint64_t bytes;
+  };
+
+  struct outgoing {
+    std::uint32_t dest;
     message_tag tag;
     std::vector<char> bytes;
-    MPI_Request request;
     std::uint32_t parcels = 1;
+    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Request notice_request = MPI_REQUEST_NULL;
+    notice note{};  // sent from here: the element must not move while in flight
   };
+
+  struct incoming {
+    std::uint32_t source;
+    message_tag tag;
+    int slot = -1;                           // small: the ring slot holding the bytes
+    std::size_t bytes = 0;                   // small: how many
+    std::vector<char> big;                   // large: the bytes
+    MPI_Request request = MPI_REQUEST_NULL;  // large: until they are in
+  };
+
+  void post_slot(int i) {
+    const auto at = static_cast<std::size_t>(i);
+    int rc = MPI_Irecv(slots_[at].get(), static_cast<int>(small_bytes), MPI_BYTE, MPI_ANY_SOURCE,
+                       MPI_ANY_TAG, comm_, &ring_requests_[at]);
+    if (rc != MPI_SUCCESS) throw std::runtime_error("grain: MPI_Irecv failed: " + mpi_error(rc));
+    posted_.push_back(i);
+  }
+
+  // With network_ held: the slots handled since the last round go back to MPI.
+  void repost_released() {
+    if (!any_released_.load(std::memory_order_acquire)) return;  // no lock when idle
+    {
+      std::lock_guard lock(released_mutex_);
+      reposting_.swap(released_);
+      any_released_.store(false, std::memory_order_relaxed);
+    }
+    for (int i : reposting_) post_slot(i);
+    reposting_.clear();
+  }
 
   // With network_ held. At most max_in_flight sends are started: beyond that Open MPI's ob1
   // queues them itself and walks its queue in every progress call (200,000 small calls in
   // flight took 150 µs each instead of a few).
   bool start_sends() {
-    // batch_ is reused: a std::deque allocates even when empty, and this runs in every
-    // progress round of every idle worker.
-    batch_.clear();
+    if (queued_.load(std::memory_order_acquire) == 0) return false;  // no lock when idle
+    std::size_t n = 0;
     {
       std::lock_guard lock(outbox_mutex_);
       if (outbox_.empty() || in_flight_.size() >= max_in_flight) return false;
-      const std::size_t n = std::min(outbox_.size(), max_in_flight - in_flight_.size());
+      n = std::min(outbox_.size(), max_in_flight - in_flight_.size());
       for (std::size_t i = 0; i < n; ++i) {
-        batch_.push_back(std::move(outbox_.front()));
+        in_flight_.push_back(std::move(outbox_.front()));
         outbox_.pop_front();
       }
+      queued_.fetch_sub(n, std::memory_order_release);
     }
-    for (auto& m : batch_) {
-      int rc = MPI_Isend(m.bytes.data(), static_cast<int>(m.bytes.size()), MPI_BYTE,
-                         static_cast<int>(m.source), static_cast<int>(m.tag), comm_, &m.request);
-      if (rc != MPI_SUCCESS)
-        throw std::runtime_error("grain: MPI_Isend to rank " + std::to_string(m.source) +
-                                 " failed: " + mpi_error(rc));
-      // In the order MPI matches them (non-overtaking per destination): the trace pairs its
-      // send and receive records in that order.
-      instrumentation::trace_message_sent(m.source, static_cast<std::uint32_t>(m.tag),
-                                          m.bytes.size(), m.parcels);
-      in_flight_.push_back(std::move(m));
-    }
+    // A deque's elements stay where they are while others are added or removed at its ends.
+    for (std::size_t i = in_flight_.size() - n; i < in_flight_.size(); ++i) start(in_flight_[i]);
     return true;
+  }
+
+  // With network_ held; `m` is in in_flight_ (its address must not change while in flight).
+  void start(outgoing& m) {
+    const int dest = static_cast<int>(m.dest);
+    int rc = MPI_SUCCESS;
+    if (m.bytes.size() <= small_bytes) {
+      rc = MPI_Isend(m.bytes.data(), static_cast<int>(m.bytes.size()), MPI_BYTE, dest,
+                     static_cast<int>(m.tag), comm_, &m.request);
+    } else {
+      m.note = {static_cast<std::uint32_t>(m.tag), 0, m.bytes.size()};
+      rc = MPI_Isend(&m.note, sizeof m.note, MPI_BYTE, dest, notice_tag, comm_, &m.notice_request);
+      if (rc == MPI_SUCCESS)
+        rc = MPI_Isend(m.bytes.data(), static_cast<int>(m.bytes.size()), MPI_BYTE, dest,
+                       static_cast<int>(m.tag), large_, &m.request);
+    }
+    if (rc != MPI_SUCCESS)
+      throw std::runtime_error("grain: MPI_Isend to rank " + std::to_string(m.dest) +
+                               " failed: " + mpi_error(rc));
+    // In the order MPI matches them (non-overtaking per destination on comm_, notices in
+    // the messages' places): the trace pairs its send and receive records in that order.
+    instrumentation::trace_message_sent(m.dest, static_cast<std::uint32_t>(m.tag), m.bytes.size(),
+                                        m.parcels);
   }
 
   // Oldest first, stopping at the first one still in flight: sends complete mostly in order,
@@ -192,11 +300,12 @@ class mpi_transport final : public transport {
   bool complete_sends() {
     bool moved = false;
     while (!in_flight_.empty()) {
+      outgoing& m = in_flight_.front();
       int done = 0;
-      int rc = MPI_Test(&in_flight_.front().request, &done, MPI_STATUS_IGNORE);
+      int rc = MPI_Test(&m.notice_request, &done, MPI_STATUS_IGNORE);
+      if (rc == MPI_SUCCESS && done) rc = MPI_Test(&m.request, &done, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS)
-        throw std::runtime_error("grain: a send to rank " +
-                                 std::to_string(in_flight_.front().source) +
+        throw std::runtime_error("grain: a send to rank " + std::to_string(m.dest) +
                                  " failed: " + mpi_error(rc));
       if (!done) break;
       in_flight_.pop_front();
@@ -208,56 +317,101 @@ class mpi_transport final : public transport {
 
   bool receive() {
     bool moved = false;
-    // Match what has arrived (a bounded number per round: a flood must not starve the sends).
-    for (int k = 0; k < 64; ++k) {
-      int flag = 0;
-      MPI_Message msg;
+    // The ring's receives match in the order they were posted (posted_), so testing the
+    // oldest first meets messages in MPI's order (a bounded number per round: a flood must
+    // not starve the sends).
+    for (int k = 0; k < 64 && !posted_.empty(); ++k) {
+      const int i = posted_.front();
+      MPI_Request& req = ring_requests_[static_cast<std::size_t>(i)];
+      int done = 0;
       MPI_Status st;
-      int rc = MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, &msg, &st);
+      int rc = MPI_Test(&req, &done, &st);
       if (rc != MPI_SUCCESS)
-        throw std::runtime_error("grain: MPI_Improbe failed: " + mpi_error(rc));
-      if (!flag) break;
+        throw std::runtime_error("grain: receiving a message failed: " + mpi_error(rc));
+      if (!done) break;
+      posted_.pop_front();
+      moved = true;
       int count = 0;
       MPI_Get_count(&st, MPI_BYTE, &count);
-      message m{static_cast<std::uint32_t>(st.MPI_SOURCE), static_cast<message_tag>(st.MPI_TAG),
-                std::vector<char>(static_cast<std::size_t>(count)), MPI_REQUEST_NULL};
-      rc = MPI_Imrecv(m.bytes.data(), count, MPI_BYTE, &msg, &m.request);
-      if (rc != MPI_SUCCESS)
-        throw std::runtime_error("grain: receiving from rank " + std::to_string(m.source) +
-                                 " failed: " + mpi_error(rc));
-      instrumentation::trace_message_received(m.source, static_cast<std::uint32_t>(m.tag),
-                                              m.bytes.size());
-      receiving_.push_back(std::move(m));
-      moved = true;
-    }
-    for (std::size_t i = 0; i < receiving_.size();) {
-      int done = 0;
-      MPI_Test(&receiving_[i].request, &done, MPI_STATUS_IGNORE);
-      if (done) {
-        arrived_.push_back(std::move(receiving_[i]));
-        receiving_[i] = std::move(receiving_.back());
-        receiving_.pop_back();
-        moved = true;
+      const auto source = static_cast<std::uint32_t>(st.MPI_SOURCE);
+      if (st.MPI_TAG == notice_tag) {
+        notice n{};
+        if (static_cast<std::size_t>(count) != sizeof n)
+          throw std::runtime_error("grain: a message notice of " + std::to_string(count) +
+                                   " bytes from rank " + std::to_string(source));
+        std::memcpy(&n, slots_[static_cast<std::size_t>(i)].get(), sizeof n);
+        post_slot(i);  // the notice is copied out
+        incoming in{source,
+                    static_cast<message_tag>(n.tag),
+                    -1,
+                    0,
+                    std::vector<char>(static_cast<std::size_t>(n.bytes)),
+                    MPI_REQUEST_NULL};
+        rc = MPI_Irecv(in.big.data(), static_cast<int>(n.bytes), MPI_BYTE, st.MPI_SOURCE,
+                       static_cast<int>(n.tag), large_, &in.request);
+        if (rc != MPI_SUCCESS)
+          throw std::runtime_error("grain: receiving from rank " + std::to_string(source) +
+                                   " failed: " + mpi_error(rc));
+        instrumentation::trace_message_received(source, n.tag, n.bytes);
+        inbox_.push_back(std::move(in));
       } else {
-        ++i;
+        instrumentation::trace_message_received(source, static_cast<std::uint32_t>(st.MPI_TAG),
+                                                static_cast<std::uint64_t>(count));
+        inbox_.push_back({source,
+                          static_cast<message_tag>(st.MPI_TAG),
+                          i,
+                          static_cast<std::size_t>(count),
+                          {},
+                          MPI_REQUEST_NULL});
       }
+    }
+    // Handed over in the order met: a small message waits for a large one before it.
+    while (!inbox_.empty()) {
+      incoming& f = inbox_.front();
+      if (f.request != MPI_REQUEST_NULL) {
+        int done = 0;
+        int rc = MPI_Test(&f.request, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+          throw std::runtime_error("grain: receiving from rank " + std::to_string(f.source) +
+                                   " failed: " + mpi_error(rc));
+        if (!done) break;
+      }
+      arrived_.push_back(std::move(f));
+      inbox_.pop_front();
+      moved = true;
     }
     return moved;
   }
 
+  // Messages up to small_bytes land in a ring of ring_slots pre-posted receives: no probe, no
+  // allocation. When every slot is taken, MPI keeps what arrives (its unexpected queue) until
+  // one is posted again. 64 × 8 KiB: a coalesced message of 64 small parcels fits.
+  static constexpr std::size_t small_bytes = 8192;
+  static constexpr std::size_t ring_slots = 64;
+  static constexpr int notice_tag = 15;  // not a message_tag
   static constexpr std::size_t max_in_flight = 64;
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm comm_ = MPI_COMM_NULL;   // small messages and notices
+  MPI_Comm large_ = MPI_COMM_NULL;  // the bytes of large messages
   bool owns_mpi_ = false;
   bool finalized_ = false;
   const char* level_ = "";
   std::uint32_t rank_ = 0, size_ = 1;
   std::mutex network_;
   std::mutex outbox_mutex_;
-  std::deque<message> outbox_;
-  std::deque<message> in_flight_;
-  std::vector<message> receiving_;
-  std::vector<message> arrived_;  // complete, handed over after the lock is released
-  std::vector<message> batch_;    // start_sends' sends taken from the outbox, under network_
+  std::deque<outgoing> outbox_;
+  std::deque<outgoing> in_flight_;
+  std::vector<std::unique_ptr<char[]>> slots_;
+  std::vector<MPI_Request> ring_requests_;
+  std::deque<int> posted_;         // ring slots in MPI's hands, oldest first
+  std::deque<incoming> inbox_;     // met, in order; large ones may still be arriving
+  std::vector<incoming> arrived_;  // complete, handed over after the lock is released
+  std::atomic<bool> delivering_{false};
+  std::vector<incoming> handing_;  // what the delivering thread hands over (reused)
+  std::mutex released_mutex_;
+  std::vector<int> released_;  // slots handled outside the lock, to post again
+  std::atomic<bool> any_released_{false};
+  std::atomic<std::size_t> queued_{0};  // outbox_.size(), read without its lock
+  std::vector<int> reposting_;          // under network_
   std::atomic<std::size_t> pending_{0};
   std::vector<process_identity> identities_;
 };

@@ -70,7 +70,18 @@ std::size_t parcel_overhead() noexcept {
   return sizeof(parcel_header);
 }
 
+std::size_t message_overhead() noexcept {
+  return sizeof(message_header);
+}
+
 std::vector<parcel_view> decode_message(std::span<const char> bytes) {
+  std::vector<parcel_view> out;
+  decode_message(bytes, out);
+  return out;
+}
+
+void decode_message(std::span<const char> bytes, std::vector<parcel_view>& out) {
+  out.clear();
   if (bytes.size() < sizeof(message_header))
     throw parcel_error("message of " + std::to_string(bytes.size()) +
                        " bytes is shorter than its header");
@@ -82,7 +93,6 @@ std::vector<parcel_view> decode_message(std::span<const char> bytes) {
   if (m.bytes != bytes.size())
     throw parcel_error("message says " + std::to_string(m.bytes) + " bytes, " +
                        std::to_string(bytes.size()) + " arrived (truncated?)");
-  std::vector<parcel_view> out;
   std::size_t at = sizeof(message_header);
   for (std::uint32_t i = 0; i < m.parcels; ++i) {
     if (bytes.size() - at < sizeof(parcel_header))
@@ -105,7 +115,6 @@ std::vector<parcel_view> decode_message(std::span<const char> bytes) {
   }
   if (at != bytes.size())
     throw parcel_error(std::to_string(bytes.size() - at) + " bytes after the last parcel");
-  return out;
 }
 
 bool first_parcel_header(std::span<const char> bytes, parcel_view& out) noexcept {

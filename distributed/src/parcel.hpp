@@ -49,11 +49,15 @@ void begin_message(std::vector<char>& out);
 void append_parcel(std::vector<char>& out, const parcel& p);
 // Bytes of the headers around a payload of n bytes (for the byte counters).
 std::size_t parcel_overhead() noexcept;
+// Bytes of a message's own header (begin_message).
+std::size_t message_overhead() noexcept;
 
 // Splits a received message into parcels; throws grain::parcel_error naming the problem
 // when the framing is broken. A parcel whose payload fails its checksum is returned marked
 // `corrupt`, so that a call can still be answered with an error.
 std::vector<parcel_view> decode_message(std::span<const char> bytes);
+// The same into `out` (cleared first), so that a caller may reuse its storage.
+void decode_message(std::span<const char> bytes, std::vector<parcel_view>& out);
 
 // The header of the first parcel of a message whose framing is broken, when its bytes are
 // there (payload left empty); false otherwise.

@@ -10,6 +10,7 @@
 
 #include "grain/async.hpp"
 #include "grain/clock.hpp"
+#include "grain/detail/waiter.hpp"
 
 namespace grain::distributed {
 
@@ -27,9 +28,8 @@ parcelport::parcelport(std::unique_ptr<transport> t) : net_(std::move(t)) {
     rank_ = net_->rank();
     size_ = net_->size();
   }
-  deliver_ = [this](std::uint32_t s, message_tag tag, std::vector<char>&& b) {
-    on_message(s, tag, std::move(b));
-  };
+  deliver_ = [this](std::uint32_t s, message_tag tag, std::span<const char> b,
+                    std::vector<char>* owner) { on_message(s, tag, b, owner); };
   if (distributed())
     coalescer_ = std::make_unique<coalescer>(
         rank_, size_, [this](std::uint32_t dest, std::vector<char>&& msg, std::size_t parcels) {
@@ -68,8 +68,8 @@ void parcelport::send_parcel(std::uint32_t dest, const parcel& p,
     return;
   }
   std::vector<char> msg;
+  msg.reserve(message_overhead() + parcel_overhead() + p.payload.size());  // one allocation
   begin_message(msg);
-  msg.reserve(msg.size() + parcel_overhead() + p.payload.size());
   append_parcel(msg, p);
   if (tamper) tamper(msg);
   counts_.parcels_sent.fetch_add(1, std::memory_order_relaxed);
@@ -131,7 +131,8 @@ bool parcelport::progress() {
   return net_ && net_->progress(deliver_);
 }
 
-void parcelport::on_message(std::uint32_t source, message_tag tag, std::vector<char>&& bytes) {
+void parcelport::on_message(std::uint32_t source, message_tag tag, std::span<const char> bytes,
+                            std::vector<char>* owner) {
   if (tag == message_tag::control) {
     control_message m;
     if (bytes.size() != sizeof m) {
@@ -152,18 +153,43 @@ void parcelport::on_message(std::uint32_t source, message_tag tag, std::vector<c
   }
   counts_.messages_received.fetch_add(1, std::memory_order_relaxed);
   counts_.bytes_received.fetch_add(bytes.size(), std::memory_order_relaxed);
-  on_parcels(source, std::make_shared<std::vector<char>>(std::move(bytes)));
+  on_parcels(source, bytes, owner);
 }
 
-void parcelport::on_parcels(std::uint32_t source, const std::shared_ptr<std::vector<char>>& msg) {
+void parcelport::on_parcels(std::uint32_t source, std::span<const char> msg,
+                            std::vector<char>* owner) {
+  // The views go into this thread's vector, reused: no allocation per message. Swapped out
+  // while in use, so that a nested delivery (none today) would get a fresh one.
+  thread_local std::vector<parcel_view> reused;
   std::vector<parcel_view> parcels;
+  parcels.swap(reused);
+  struct give_back {
+    std::vector<parcel_view>& from;
+    std::vector<parcel_view>& to;
+    ~give_back() {
+      from.clear();
+      to.swap(from);
+    }
+  } back{parcels, reused};
   try {
-    parcels = decode_message(*msg);
+    decode_message(msg, parcels);
   } catch (const parcel_error& e) {
     counts_.errors.fetch_add(1, std::memory_order_relaxed);
-    refuse_broken_message(source, *msg, e.what());
+    refuse_broken_message(source, msg, e.what());
     return;
   }
+  // A call that becomes a task keeps the message alive (its payload is a view into it): the
+  // first one takes the transport's vector, or copies a ring slot's bytes, once per message.
+  std::shared_ptr<std::vector<char>> kept;
+  const auto keep = [&](parcel_view p) {
+    if (!kept)
+      kept = owner ? std::make_shared<std::vector<char>>(std::move(*owner))
+                   : std::make_shared<std::vector<char>>(msg.begin(), msg.end());
+    // A moved vector keeps its buffer; a copy has its own: the view follows the bytes.
+    p.payload =
+        std::span<const char>(kept->data() + (p.payload.data() - msg.data()), p.payload.size());
+    return p;
+  };
   if (observed_.load(std::memory_order_acquire)) {
     std::lock_guard lock(observer_m_);
     std::vector<std::span<const char>> payloads;
@@ -193,8 +219,11 @@ void parcelport::on_parcels(std::uint32_t source, const std::shared_ptr<std::vec
                         "locality's (a different build on each rank?)");
         } else if (p.corrupt) {
           refuse(p, "action '" + a->name + "': the payload fails its checksum (corrupted)");
+        } else if (a->direct) {
+          run_direct(p, a);
         } else {
-          run_call(msg, p, a);
+          const parcel_view kp = keep(p);  // sets `kept`
+          run_call(kept, kp, a);
         }
         break;
       }
@@ -233,35 +262,43 @@ void parcelport::on_parcels(std::uint32_t source, const std::shared_ptr<std::vec
 void parcelport::run_call(std::shared_ptr<std::vector<char>> msg, parcel_view p,
                           const detail::action_info* a) {
   // The task keeps the message alive: its payload is a view into it.
-  grain::post(executor{}, annotate(a->name.c_str(), [this, msg = std::move(msg), p, a] {
-                std::vector<char> result;
-                try {
-                  a->invoke(p.payload, result);
-                } catch (const parcel_error& e) {
-                  refuse(p, "action '" + a->name + "': the arguments do not decode: " + e.what());
-                  return;
-                } catch (const std::exception& e) {
-                  if (p.kind == parcel_kind::call) {
-                    std::string what = "action '" + a->name + "' on locality#" +
-                                       std::to_string(rank_) + " threw: " + e.what();
-                    answer(p.source, p.continuation, false, {what.begin(), what.end()});
-                  } else {
-                    spdlog::warn("grain: locality#{}: action '{}' posted by rank {} threw: {}",
-                                 rank_, a->name, p.source, e.what());
-                  }
-                  return;
-                } catch (...) {
-                  std::string what = "action '" + a->name + "' on locality#" +
-                                     std::to_string(rank_) + " threw a non-std exception";
-                  if (p.kind == parcel_kind::call)
-                    answer(p.source, p.continuation, false, {what.begin(), what.end()});
-                  else
-                    spdlog::warn("grain: {} (posted by rank {})", what, p.source);
-                  return;
-                }
-                if (p.kind == parcel_kind::call)
-                  answer(p.source, p.continuation, true, std::move(result));
-              }));
+  grain::post(executor{},
+              annotate(a->name.c_str(), [this, msg = std::move(msg), p, a] { execute(p, a); }));
+}
+
+void parcelport::run_direct(const parcel_view& p, const detail::action_info* a) {
+  // In the network's progress, on a worker outside any task: a wait would block it.
+  detail::no_wait_scope no_wait("a direct action");
+  execute(p, a);
+}
+
+void parcelport::execute(const parcel_view& p, const detail::action_info* a) {
+  std::vector<char> result;
+  try {
+    a->invoke(p.payload, result);
+  } catch (const parcel_error& e) {
+    refuse(p, "action '" + a->name + "': the arguments do not decode: " + e.what());
+    return;
+  } catch (const std::exception& e) {
+    if (p.kind == parcel_kind::call) {
+      std::string what =
+          "action '" + a->name + "' on locality#" + std::to_string(rank_) + " threw: " + e.what();
+      answer(p.source, p.continuation, false, {what.begin(), what.end()});
+    } else {
+      spdlog::warn("grain: locality#{}: action '{}' posted by rank {} threw: {}", rank_, a->name,
+                   p.source, e.what());
+    }
+    return;
+  } catch (...) {
+    std::string what = "action '" + a->name + "' on locality#" + std::to_string(rank_) +
+                       " threw a non-std exception";
+    if (p.kind == parcel_kind::call)
+      answer(p.source, p.continuation, false, {what.begin(), what.end()});
+    else
+      spdlog::warn("grain: {} (posted by rank {})", what, p.source);
+    return;
+  }
+  if (p.kind == parcel_kind::call) answer(p.source, p.continuation, true, std::move(result));
 }
 
 void parcelport::set_observer(
@@ -298,7 +335,7 @@ void parcelport::refuse(const parcel_view& p, const std::string& why) {
 
 namespace grain::distributed {
 
-void parcelport::refuse_broken_message(std::uint32_t source, const std::vector<char>& msg,
+void parcelport::refuse_broken_message(std::uint32_t source, std::span<const char> msg,
                                        const std::string& why) {
   counts_.errors.fetch_add(1, std::memory_order_relaxed);
   spdlog::error("grain: locality#{}: a message of {} bytes from rank {} was dropped: {}", rank_,

@@ -95,17 +95,23 @@ class parcelport {
   const coalescer* coalescing() const noexcept { return coalescer_.get(); }
 
  private:
-  void on_message(std::uint32_t source, message_tag tag, std::vector<char>&& bytes);
-  void on_parcels(std::uint32_t source, const std::shared_ptr<std::vector<char>>& bytes);
+  // `owner`: see transport::receiver.
+  void on_message(std::uint32_t source, message_tag tag, std::span<const char> bytes,
+                  std::vector<char>* owner);
+  void on_parcels(std::uint32_t source, std::span<const char> msg, std::vector<char>* owner);
+  // A call as a task (the task keeps the message alive), or at once for a direct action.
   void run_call(std::shared_ptr<std::vector<char>> msg, parcel_view p,
                 const detail::action_info* a);
+  void run_direct(const parcel_view& p, const detail::action_info* a);
+  // Runs the action and answers the call (result, or the error it threw).
+  void execute(const parcel_view& p, const detail::action_info* a);
   void answer(std::uint32_t dest, std::uint64_t continuation, bool ok, std::vector<char> payload);
   void refuse(const parcel_view& p, const std::string& why);
   void send_parcel(std::uint32_t dest, const parcel& p,
                    const std::function<void(std::vector<char>&)>& tamper = {});
   // A message that did not decode: answer the call in its first parcel if that much is
   // readable, so that its caller gets an error instead of waiting for ever.
-  void refuse_broken_message(std::uint32_t source, const std::vector<char>& msg,
+  void refuse_broken_message(std::uint32_t source, std::span<const char> msg,
                              const std::string& why);
   void send_control(std::uint32_t dest, control_message m);
   // Sends the coalesced parcels still queued (before a rank reports its message counts).

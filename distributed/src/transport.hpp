@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "peer_watch.hpp"
@@ -17,7 +18,10 @@ enum class message_tag : int { parcels = 1, control = 2 };
 
 class transport {
  public:
-  using receiver = std::function<void(std::uint32_t source, message_tag, std::vector<char>&&)>;
+  // A received message: its bytes are valid during the call only; `owner`, when not null, is
+  // the vector holding them, which the receiver may take (move from) to keep them longer.
+  using receiver = std::function<void(std::uint32_t source, message_tag,
+                                      std::span<const char> bytes, std::vector<char>* owner)>;
   virtual ~transport() = default;
   virtual std::uint32_t rank() const noexcept = 0;
   virtual std::uint32_t size() const noexcept = 0;

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 
 #include "grain/clock.hpp"
 #include "scheduler.hpp"
@@ -77,9 +79,18 @@ void timed_park_fire(timer_entry* e) {
   }
 }
 
+[[noreturn]] void refuse_wait() {
+  throw std::logic_error(std::string("grain: ") + g_no_wait +
+                         " must not wait (for a future that is not ready, a lock, a sleep): it "
+                         "would block the worker that progresses the network");
+}
+
 }  // namespace
 
+thread_local const char* g_no_wait = nullptr;
+
 void park(enqueue_fn enqueue, void* ctx) {
+  if (g_no_wait) refuse_wait();
   worker* w = current_worker();
   if (!w || !w->current_task) {
     thread_waiter node;
@@ -95,6 +106,7 @@ void park(enqueue_fn enqueue, void* ctx) {
 }
 
 bool park_until(enqueue_fn enqueue, dequeue_fn dequeue, void* ctx, std::uint64_t deadline_ns) {
+  if (g_no_wait) refuse_wait();
   worker* w = current_worker();
   if (!w || !w->current_task) {
     thread_waiter node;

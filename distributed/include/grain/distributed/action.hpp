@@ -10,6 +10,13 @@
 // spells it), so ids agree across ranks whatever the order of static initialisation; a
 // collision between two names is an error at start-up. A second hash over the parameter and
 // result types catches a sender and a receiver that disagree on the signature.
+//
+// A call received from another locality runs as a task by default (it may wait). An action
+// that cannot suspend — it only computes and returns, never waits for a future, a lock or a
+// sleep — may be a *direct action* (HPX's HPX_PLAIN_DIRECT_ACTION), named
+// grain::direct_action<&fn>: the receiving locality runs it at once in the network's progress,
+// without a task (docs/distributed.md, "Direct actions"). A wait inside one throws
+// std::logic_error, which the caller's future receives.
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -36,10 +43,12 @@ struct action_info {
   std::uint64_t signature = 0;
   bool returns_void = false;
   void (*invoke)(std::span<const char> args, std::vector<char>& result) = nullptr;
+  bool direct = false;  // run in the network's progress, not as a task
 };
 
 // Registers once; returns the stored entry (stable address). Aborts with a message when two
-// different names hash to the same id.
+// different names hash to the same id, or when one function is named both as an action and
+// as a direct action.
 const action_info& register_action(action_info info);
 // nullptr when no action with this id is registered in this process.
 const action_info* find_action(std::uint64_t id) noexcept;
@@ -94,19 +103,23 @@ std::uint64_t signature_of() {
                     typeid(typename traits::result).name());
 }
 
-template <auto F>
+template <auto F, bool Direct>
 const action_info& action_registration() {
   static const action_info& info = register_action(action_info{
       std::string(function_name_of<F>()), hash_bytes(function_name_of<F>()), signature_of<F>(),
-      std::is_void_v<typename function_traits<decltype(F)>::result>, &invoke_action<F>});
+      std::is_void_v<typename function_traits<decltype(F)>::result>, &invoke_action<F>, Direct});
   return info;
 }
 
 }  // namespace detail
 
+// How the receiving locality runs a call: as a task (may wait), or directly in the network's
+// progress (must not wait).
+enum class action_mode { task, direct };
+
 // grain::action<&fn>: fn is a plain function (not a lambda or member) whose parameters and
 // result can be serialized (serialization.hpp).
-template <auto F>
+template <auto F, action_mode M = action_mode::task>
 struct action {
   static_assert(std::is_pointer_v<decltype(F)> &&
                     std::is_function_v<std::remove_pointer_t<decltype(F)>>,
@@ -117,7 +130,13 @@ struct action {
   static std::string_view name() { return info().name; }
   // Forces the registration at start-up in every program that names the action, so that a
   // rank which never calls it can still serve it.
-  static inline const detail::action_info& registered = detail::action_registration<F>();
+  static inline const detail::action_info& registered =
+      detail::action_registration<F, M == action_mode::direct>();
 };
+
+// grain::direct_action<&fn>: fn runs on the receiving locality in the network's progress,
+// without a task; for short functions that never wait (see above).
+template <auto F>
+using direct_action = action<F, action_mode::direct>;
 
 }  // namespace grain

@@ -17,9 +17,9 @@ bool enable_coalescing(const action_info& a);
 // Coalesce the parcels of action<F> that this locality sends from now on. False when the
 // program is one locality (nothing to coalesce). Throws std::invalid_argument when another
 // coalesced action has the same name after its last "::" (their knob names would clash).
-template <auto F>
-bool enable_coalescing(action<F> = {}) {
-  return detail::enable_coalescing(action<F>::info());
+template <auto F, action_mode M = action_mode::task>
+bool enable_coalescing(action<F, M> = {}) {
+  return detail::enable_coalescing(action<F, M>::info());
 }
 
 }  // namespace grain

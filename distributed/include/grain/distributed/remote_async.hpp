@@ -58,15 +58,15 @@ struct serialize_as<std::tuple<P...>> {
 
 }  // namespace detail
 
-template <auto F, class... A>
-auto async(const locality& loc, action<F> act, A&&... a)
-    -> future<typename action<F>::result_type> {
-  using R = typename action<F>::result_type;
+template <auto F, action_mode M, class... A>
+auto async(const locality& loc, action<F, M> act, A&&... a)
+    -> future<typename action<F, M>::result_type> {
+  using R = typename action<F, M>::result_type;
   detail::check_locality(loc);
   const detail::action_info& info = act.info();
   if (loc == find_here())
     return grain::async(annotate(info.name.c_str(), F), std::forward<A>(a)...);
-  auto bytes = detail::serialize_as<typename action<F>::args_type>::bytes(std::forward<A>(a)...);
+  auto bytes = detail::serialize_as<typename action<F, M>::args_type>::bytes(std::forward<A>(a)...);
   auto p = std::make_shared<promise<R>>();
   future<R> f = p->get_future();
   detail::send_action(
@@ -92,8 +92,8 @@ auto async(const locality& loc, action<F> act, A&&... a)
   return f;
 }
 
-template <auto F, class... A>
-void post(const locality& loc, action<F> act, A&&... a) {
+template <auto F, action_mode M, class... A>
+void post(const locality& loc, action<F, M> act, A&&... a) {
   detail::check_locality(loc);
   const detail::action_info& info = act.info();
   if (loc == find_here()) {
@@ -102,7 +102,7 @@ void post(const locality& loc, action<F> act, A&&... a) {
   }
   detail::send_action(
       loc.rank(), info,
-      detail::serialize_as<typename action<F>::args_type>::bytes(std::forward<A>(a)...), {});
+      detail::serialize_as<typename action<F, M>::args_type>::bytes(std::forward<A>(a)...), {});
 }
 
 }  // namespace grain

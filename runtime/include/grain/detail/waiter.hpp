@@ -33,6 +33,22 @@ using dequeue_fn = bool (*)(void* ctx, waiter* node) noexcept;
 
 void park(enqueue_fn enqueue, void* ctx);
 
+// Code that must not wait names itself for its extent: park() and park_until() then throw
+// std::logic_error naming it instead of blocking. A direct action (docs/distributed.md) runs
+// in the network's progress on a worker outside any task: a wait there would block the worker
+// and, on one worker, the very progress that would end the wait.
+extern thread_local const char* g_no_wait;
+class no_wait_scope {
+ public:
+  explicit no_wait_scope(const char* who) noexcept : prev_(g_no_wait) { g_no_wait = who; }
+  ~no_wait_scope() { g_no_wait = prev_; }
+  no_wait_scope(const no_wait_scope&) = delete;
+  no_wait_scope& operator=(const no_wait_scope&) = delete;
+
+ private:
+  const char* prev_;
+};
+
 // As park, but gives up at `deadline_ns` (grain::now_ns clock): then `dequeue(node)` is
 // called; it returns true if it removed the node (timed out), false if a notification is
 // already on its way (then park_until waits for it). Returns true when notified.
