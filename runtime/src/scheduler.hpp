@@ -180,9 +180,6 @@ void worker_loop();
 // an idle loop and a resumption. True when ready(ctx) became true.
 inline constexpr std::uint64_t waiter_poll_ns = 10'000;
 bool wait_by_polling_background(bool (*ready)(const void*), const void* ctx) noexcept;
-// True on a thread inside wait_by_polling_background's background work: a user thread's stack,
-// which may hold the user's locks (background work that would run user code defers it).
-bool polling_for_waiter() noexcept;
 void fiber_entry(bctx::transfer_t t);  // what every loop fiber starts with
 
 }  // namespace grain::detail

@@ -214,7 +214,10 @@ thread_local bool t_polling_for_waiter = false;
 
 bool wait_by_polling_background(bool (*ready)(const void*), const void* ctx) noexcept {
   worker* w = current_worker();
-  if (!w || w->home->background_count.load(std::memory_order_relaxed) == 0) return false;
+  // Not inside a direct action (its wait is refused at once) or a nested wait.
+  if (!w || g_no_wait || t_polling_for_waiter ||
+      w->home->background_count.load(std::memory_order_relaxed) == 0)
+    return false;
   const std::uint64_t until = now_ns() + waiter_poll_ns;
   t_polling_for_waiter = true;
   bool got = false;
@@ -228,10 +231,6 @@ bool wait_by_polling_background(bool (*ready)(const void*), const void* ctx) noe
   }
   t_polling_for_waiter = false;
   return got;
-}
-
-bool polling_for_waiter() noexcept {
-  return t_polling_for_waiter;
 }
 
 void fiber_entry(bctx::transfer_t tr) {
