@@ -123,7 +123,8 @@ class mpi_collective_network final : public collective_network {
  private:
   struct op {
     std::uint64_t id = 0;
-    std::array<MPI_Request, 2 * direct_exchange_max_ranks> requests{};  // done when all are
+    std::array<MPI_Request, std::size_t{2} * direct_exchange_max_ranks>
+        requests{};  // all done: done
     int count = 0;
   };
 
