@@ -124,7 +124,7 @@ class mpi_collective_network final : public collective_network {
   struct op {
     std::uint64_t id = 0;
     std::array<MPI_Request, std::size_t{2} * direct_exchange_max_ranks>
-        requests{};  // all done: done
+        requests{};  // done with all
     int count = 0;
   };
 
