@@ -186,22 +186,15 @@ void collectives_engine::retire(channel& ch, std::map<std::uint64_t, slot>::iter
   auto node = ch.slots.extract(it);
   if (ch.spares.size() >= max_spares) return;
   slot& s = node.mapped();
-  // Every field back to a new slot's, the vectors emptied but keeping their capacity.
-  s.kind = {};
-  s.generation = 0;
-  s.root = s.size = s.arrived = 0;
-  s.expected = 1;
-  s.type_id = 0;
-  s.st = state::collecting;
-  s.delivered = s.has_value = false;
-  s.local.clear();
-  s.combine = nullptr;
-  s.done.clear();
-  s.sites.clear();
-  s.error.clear();
-  s.first_ns = s.last_ns = s.started_ns = 0;
-  s.send.clear();
-  s.recv.clear();
+  // A new slot's fields, but the byte buffers keep their capacity.
+  std::vector<char> local = std::move(s.local), send = std::move(s.send), recv = std::move(s.recv);
+  local.clear();
+  send.clear();
+  recv.clear();
+  s = slot{};
+  s.local = std::move(local);
+  s.send = std::move(send);
+  s.recv = std::move(recv);
   ch.spares.push_back(std::move(node));
 }
 
@@ -469,29 +462,29 @@ bool collectives_engine::progress() {
     if (scan) last_scan_ns_ = now;
     const bool restart = std::exchange(retry_start_, false);
     for (channel& ch : channels_) {
-      for (auto& [g, s] : ch.slots) {
-        if (!scan) break;
-        if (s.st == state::collecting && now - s.first_ns > limit) {
-          // Contributions missing here: start anyway, with the error, so that every locality
-          // learns it instead of waiting in MPI.
-          s.error = "locality#" + std::to_string(rank_) + " had " + std::to_string(s.arrived) +
-                    " of " + std::to_string(s.expected) + " local contributions after " +
-                    ms_text(limit);
-          s.st = state::ready;
-          ch.auto_next = std::max(ch.auto_next, g + 1);
-          moved = true;
-        } else if ((s.st == state::started || s.st == state::ready) && !s.delivered &&
-                   now - (s.st == state::started ? s.started_ns : s.last_ns) > 2 * limit) {
-          // Twice the limit: a locality that is short of contributions reports that first.
-          // Not completing: a locality that never joined this generation. The contributors
-          // learn it; the network operation stays (it completes if the locality comes).
-          out.push_back(abandon(s,
-                                where(s) + " did not complete within " + ms_text(2 * limit) +
-                                    ": does every locality contribute to it?",
-                                true));
-          moved = true;
+      if (scan)
+        for (auto& [g, s] : ch.slots) {
+          if (s.st == state::collecting && now - s.first_ns > limit) {
+            // Contributions missing here: start anyway, with the error, so that every locality
+            // learns it instead of waiting in MPI.
+            s.error = "locality#" + std::to_string(rank_) + " had " + std::to_string(s.arrived) +
+                      " of " + std::to_string(s.expected) + " local contributions after " +
+                      ms_text(limit);
+            s.st = state::ready;
+            ch.auto_next = std::max(ch.auto_next, g + 1);
+            moved = true;
+          } else if ((s.st == state::started || s.st == state::ready) && !s.delivered &&
+                     now - (s.st == state::started ? s.started_ns : s.last_ns) > 2 * limit) {
+            // Twice the limit: a locality that is short of contributions reports that first.
+            // Not completing: a locality that never joined this generation. The contributors
+            // learn it; the network operation stays (it completes if the locality comes).
+            out.push_back(abandon(s,
+                                  where(s) + " did not complete within " + ms_text(2 * limit) +
+                                      ": does every locality contribute to it?",
+                                  true));
+            moved = true;
+          }
         }
-      }
       if (scan || restart) start_ready(ch, out);
     }
     if (net_ && !started_.empty()) {

@@ -151,6 +151,7 @@ class mpi_collective_network final : public collective_network {
       post(MPI_Irecv(into, n, MPI_BYTE, p, 0, c, &o.requests[o.count]), "MPI_Irecv");
       ++o.count;
     };
+    auto block = [&](int r) { return recv.data() + static_cast<std::size_t>(r) * send.size(); };
     auto send_to = [&](int p, void* from) {
       post(MPI_Isend(from, n, MPI_BYTE, p, 0, c, &o.requests[o.count]), "MPI_Isend");
       ++o.count;
@@ -159,8 +160,8 @@ class mpi_collective_network final : public collective_network {
       case detail::collective_kind::reduce:  // a gather to the root
         if (rank_ == root) {
           for (int p = 0; p < size_; ++p)
-            if (p != rank_) receive_from(p, recv.data() + std::size_t(p) * send.size());
-          std::memcpy(recv.data() + std::size_t(rank_) * send.size(), send.data(), send.size());
+            if (p != rank_) receive_from(p, block(p));
+          std::memcpy(block(rank_), send.data(), send.size());
         } else {
           send_to(root, s);
         }
@@ -177,8 +178,8 @@ class mpi_collective_network final : public collective_network {
         for (int p = 0; p < size_; ++p)
           if (p != rank_) send_to(p, s);
         for (int p = 0; p < size_; ++p)
-          if (p != rank_) receive_from(p, recv.data() + std::size_t(p) * send.size());
-        std::memcpy(recv.data() + std::size_t(rank_) * send.size(), send.data(), send.size());
+          if (p != rank_) receive_from(p, block(p));
+        std::memcpy(block(rank_), send.data(), send.size());
         break;
     }
     ops_.push_back(o);

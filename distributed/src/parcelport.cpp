@@ -158,19 +158,9 @@ void parcelport::on_message(std::uint32_t source, message_tag tag, std::span<con
 
 void parcelport::on_parcels(std::uint32_t source, std::span<const char> msg,
                             std::vector<char>* owner) {
-  // The views go into this thread's vector, reused: no allocation per message. Swapped out
-  // while in use, so that a nested delivery (none today) would get a fresh one.
-  thread_local std::vector<parcel_view> reused;
-  std::vector<parcel_view> parcels;
-  parcels.swap(reused);
-  struct give_back {
-    std::vector<parcel_view>& from;
-    std::vector<parcel_view>& to;
-    ~give_back() {
-      from.clear();
-      to.swap(from);
-    }
-  } back{parcels, reused};
+  // The views go into this thread's vector, reused: no allocation per message (the transport
+  // hands messages over on one thread at a time, never nested).
+  thread_local std::vector<parcel_view> parcels;
   try {
     decode_message(msg, parcels);
   } catch (const parcel_error& e) {

@@ -235,13 +235,14 @@ class instrumentation_extension final : public extension {
     const std::string_view digits = rest.substr(0, rest.find('/'));
     if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos)
       return true;  // a wildcard (locality#*) or not a number: matched against our counters
-    if (digits.size() > 9 || std::stoul(std::string(digits)) >= rt.num_localities())
+    const unsigned long named = digits.size() > 9 ? ~0UL : std::stoul(std::string(digits));
+    if (named >= rt.num_localities())
       throw option_error("--grain:print-counter=" + n + ": there is no locality#" +
                          std::string(digits) + " (the job has " +
                          std::to_string(rt.num_localities()) + " localit" +
                          (rt.num_localities() == 1 ? "y" : "ies") + ", locality#0 to locality#" +
                          std::to_string(rt.num_localities() - 1) + ")");
-    return std::stoul(std::string(digits)) == rt.locality();
+    return named == rt.locality();
   }
 
   // A --grain:print-counter pattern that names no counter is an error now, not after the run.

@@ -342,6 +342,19 @@ runtime_core::runtime_core(const std::vector<std::string>& args,
   start(std::move(exts));
 }
 
+void runtime_core::undo_start() {
+  for (auto it = started_.rbegin(); it != started_.rend(); ++it) {
+    try {
+      (*it)->stop(*this);
+    } catch (...) {
+    }
+  }
+  started_.clear();
+  detail::stop_critical_auto();
+  detail::stop_inlining();
+  g_current.store(nullptr);
+}
+
 void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
   if (opts_.has("help")) {
     std::printf("grain %s options (each also as the environment variable in brackets):\n%s",
@@ -410,28 +423,13 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
       started_.push_back(e.get());
     }
     sched_->start();
+  } catch (const startup_exit&) {  // --help, --grain:list-counters: not a failure
+    undo_start();
+    throw;
   } catch (...) {
-    bool failed = true;  // a startup_exit (--help, --grain:list-counters) is not a failure
-    try {
-      throw;
-    } catch (const startup_exit&) {
-      failed = false;
-    } catch (...) {
-    }
-    if (failed) {
-      for (auto& e : extensions_) e->start_failed(*this);
-      for (auto& e : exts) e->start_failed(*this);  // still here if configure was not reached
-    }
-    for (auto it = started_.rbegin(); it != started_.rend(); ++it) {
-      try {
-        (*it)->stop(*this);
-      } catch (...) {
-      }
-    }
-    started_.clear();
-    detail::stop_critical_auto();
-    detail::stop_inlining();
-    g_current.store(nullptr);
+    for (auto& e : extensions_) e->start_failed(*this);
+    for (auto& e : exts) e->start_failed(*this);  // still here if configure was not reached
+    undo_start();
     throw;
   }
   install_signal_handling();

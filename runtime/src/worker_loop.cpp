@@ -194,43 +194,21 @@ bool idle_wait(worker* w, task_base*& t, fiber*& f) {
   return found;
 }
 
-// Work this worker could take: its own, its pool's injection queue, or a victim's (a waiter
-// polling the network must not keep a worker from stealing).
-bool has_queued_work(const worker* w) noexcept {
-  auto queued = [](const worker* v) {
-    for (int prio = 0; prio < num_priorities; ++prio)
-      if (!v->pending[prio].empty() || !v->staged[prio].empty()) return true;
-    return false;
-  };
-  if (queued(w) || w->home->inject_count.load(std::memory_order_relaxed) != 0) return true;
-  for (const worker* v : w->victims)
-    if (queued(v)) return true;
-  return false;
-}
-
-thread_local bool t_polling_for_waiter = false;
-
 }  // namespace
 
 bool wait_by_polling_background(bool (*ready)(const void*), const void* ctx) noexcept {
   worker* w = current_worker();
-  // Not inside a direct action (its wait is refused at once) or a nested wait.
-  if (!w || g_no_wait || t_polling_for_waiter ||
-      w->home->background_count.load(std::memory_order_relaxed) == 0)
+  // Not inside a direct action: its wait is refused at once (park).
+  if (!w || g_no_wait || w->home->background_count.load(std::memory_order_relaxed) == 0)
     return false;
   const std::uint64_t until = now_ns() + waiter_poll_ns;
-  t_polling_for_waiter = true;
-  bool got = false;
   for (unsigned i = 1;; ++i) {
-    if (ready(ctx)) {
-      got = true;
-      break;
-    }
-    if (has_queued_work(w) || ((i & 15) == 0 && now_ns() > until)) break;
+    if (ready(ctx)) return true;
+    // Work this worker could take (its own, a victim's, the injection queue's) goes first.
+    if (pool_has_queued_work(*w->sched, *w->home) || ((i & 15) == 0 && now_ns() > until))
+      return false;
     if (!run_background(w)) __builtin_ia32_pause();
   }
-  t_polling_for_waiter = false;
-  return got;
 }
 
 void fiber_entry(bctx::transfer_t tr) {

@@ -83,6 +83,7 @@ class runtime_core {
 
  private:
   void start(std::vector<std::unique_ptr<extension>> extensions);
+  void undo_start();  // a start that threw: stop what started, in reverse order
   std::unique_ptr<topology> topo_;
   std::vector<pool_info> pool_infos_;
   std::unique_ptr<detail::scheduler> sched_;
