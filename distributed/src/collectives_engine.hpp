@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,14 @@ class collectives_engine {
   };
   struct channel {
     std::map<std::uint64_t, slot> slots;
+    // The lone contributor's generation (docs/collectives.md, "Latency"): one contribution
+    // that is a whole generation by itself, with no other generation of the kind open, goes
+    // here instead of the table and starts at once; its result is handed out from its own
+    // buffers. `lone_busy` (under m_): on the network; `lone_handing` (no lock): its result
+    // still being handed out, so the buffers are not reused yet.
+    slot lone;
+    bool lone_busy = false;
+    std::atomic<bool> lone_handing{false};
     std::uint64_t next_start = 0;          // generations below it started (or finished) here
     std::uint64_t auto_next = 0;           // the slot automatic contributions without an index fill
     std::vector<std::uint64_t> site_next;  // per contributor index: its next generation
@@ -84,6 +93,7 @@ class collectives_engine {
     std::uint64_t id;
     detail::collective_kind kind;
     std::uint64_t generation;
+    bool lone;  // channel::lone, not a table slot
   };
   // Results handed out after the lock is released (a promise may resume a task inline).
   struct delivery {
@@ -92,19 +102,33 @@ class collectives_engine {
     std::vector<char> result;
     std::exception_ptr error;
   };
+  // The lone generation's result, handed out from its slot's buffers after the lock.
+  struct lone_delivery {
+    channel* ch = nullptr;
+    std::span<const char> result;
+    std::exception_ptr error;
+  };
 
+  // The lone path: true when c was taken (started, or failed to start and reported).
+  bool try_lone(channel& ch, detail::collective_contribution& c, std::vector<delivery>& out);
   std::map<std::uint64_t, slot>::iterator new_slot(channel& ch, std::uint64_t g);
   void retire(channel& ch, std::map<std::uint64_t, slot>::iterator it);
   void add(slot& s, detail::collective_contribution& c);  // takes c's done and combine
   void start_ready(channel& ch, std::vector<delivery>& out);
   void fill_block(slot& s) const;  // s.send: the header and the local value
   // Turns the gathered blocks into the result (or an error) for this locality.
-  delivery finish(slot& s, std::span<const char> blocks, const std::string& net_error);
+  delivery finish(slot& s, std::span<char> blocks, const std::string& net_error);
+  // The checks of every rank's header and the combine, in place in `blocks`: the error, or
+  // empty and `result` pointing into `blocks` or the slot's own value.
+  std::string outcome(slot& s, std::span<char> blocks, const std::string& net_error,
+                      std::span<const char>& result);
+  void hand_out_lone(lone_delivery& d);
   // The slot's contributors get `why` as their error, once (the network operation, if any,
   // goes on); `count`: as a failed operation in the counters.
   delivery abandon(slot& s, const std::string& why, bool count);
   void account(const slot& s, bool failed);
   static void deliver(std::vector<delivery>& out);
+  static bool deliveries_as_tasks() noexcept;
   // From background work: while a trace records task phases, each delivery as a task named
   // "collective:<kind>", so that the completion shows as a region (tracing.md) on the worker
   // that saw it; otherwise at once (deliver).
@@ -116,12 +140,15 @@ class collectives_engine {
   std::mutex m_;
   std::array<channel, detail::collective_kind_count> channels_;
   std::vector<started_op> started_;  // on the network (a few at a time: a linear search)
+  std::vector<collective_network::finished> finished_;  // under m_: reused by progress
   std::uint64_t next_op_ = 1;
   std::atomic<std::size_t> open_{0};  // slots in the table: progress has nothing to do at 0
   static constexpr std::uint64_t scan_period_ns = 1'000'000;
+  static constexpr unsigned scan_clock_rounds = 32;  // progress rounds between clock reads
   std::uint64_t last_scan_ns_ = 0;  // under m_: the last look at every slot for timeouts
+  unsigned rounds_ = 0;             // under m_: progress rounds since the last clock read
   bool retry_start_ = false;        // under m_: a full slot waits for a free network
-  std::string dead_;                  // under m_: why nothing can complete any more
+  std::string dead_;                // under m_: why nothing can complete any more
   collective_counts counts_;
 };
 

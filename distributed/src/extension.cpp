@@ -65,9 +65,11 @@ class distributed_extension final : public extension {
 
   void start(runtime_core& rt) override {
     if (!port_->distributed()) return;
+    // The parcels' round first: its MPI test may complete a collective's requests, which the
+    // collectives' round then finds in the same pass instead of the next.
+    background_ = rt.add_background_work(0, [p = port_.get()] { return p->progress(); });
     collectives_background_ =
         rt.add_background_work(0, [c = collectives_.get()] { return c->progress(); });
-    background_ = rt.add_background_work(0, [p = port_.get()] { return p->progress(); });
     counters_ = register_parcel_counters(instrumentation::registry(), *port_);
     port_->coalescing()->publish_counters(&instrumentation::registry());
     watch_ = std::make_unique<peer_watch>(

@@ -170,6 +170,40 @@ int large_and_small(int rounds) {
   return wrong;
 }
 
+// One contributor per locality, the common case: a generation that is alone goes by the
+// engine's lone path, the ones started while it is in flight by the table. Every kind, with
+// up to `depth` generations in flight before the results are taken. Returns the wrong results.
+int lone_and_table(int rounds, int depth) {
+  const std::int64_t me = find_here().rank();
+  const auto n = static_cast<std::int64_t>(get_num_localities());
+  int wrong = 0;
+  for (int j = 0; j < rounds; ++j) {
+    const int d = 1 + j % depth;
+    std::vector<future<std::int64_t>> sums, roots, casts;
+    std::vector<future<std::vector<std::int64_t>>> gathers;
+    std::vector<future<void>> barriers;
+    for (int i = 0; i < d; ++i) {
+      sums.push_back(all_reduce(me + i + j, std::plus<>{}));
+      roots.push_back(reduce(me * 2 + i, std::plus<>{}, static_cast<std::uint32_t>(n - 1)));
+      casts.push_back(broadcast(me * 100 + i + j, 0));
+      gathers.push_back(all_gather(me * 10 + i));
+      barriers.push_back(collectives::barrier());
+    }
+    for (int i = 0; i < d; ++i) {
+      wrong += sums[static_cast<std::size_t>(i)].get() != n * (n - 1) / 2 + n * (i + j);
+      const std::int64_t total = n * (n - 1) + n * i;
+      wrong += roots[static_cast<std::size_t>(i)].get() != (me == n - 1 ? total : me * 2 + i);
+      wrong += casts[static_cast<std::size_t>(i)].get() != i + j;  // locality#0's value
+      const std::vector<std::int64_t> g = gathers[static_cast<std::size_t>(i)].get();
+      wrong += static_cast<std::int64_t>(g.size()) != n;
+      for (std::size_t r = 0; r < g.size(); ++r)
+        wrong += g[r] != static_cast<std::int64_t>(r) * 10 + i;
+      barriers[static_cast<std::size_t>(i)].get();
+    }
+  }
+  return wrong;
+}
+
 // Contributors that suspend before contributing, a forked one and an inlined one; each waits
 // for the result itself. Returns the sum every one of them saw, or -1 when they disagree.
 std::int64_t suspended_and_inlined() {
@@ -314,6 +348,10 @@ TEST(Collectives, EveryKindAndTypeExactAgainstSerial) {
 
 TEST(Collectives, LargeValuesThroughMpiCollectivesSmallOnesDirect) {
   for (int wrong : on_every_locality<&large_and_small>(20)) EXPECT_EQ(wrong, 0);
+}
+
+TEST(Collectives, LoneGenerationsAndTableGenerationsInterleaved) {
+  for (int wrong : on_every_locality<&lone_and_table>(60, 4)) EXPECT_EQ(wrong, 0);
 }
 
 TEST(Collectives, ManyGenerationsInFlight) {
