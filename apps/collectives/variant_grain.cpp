@@ -123,6 +123,8 @@ int run_grain(const config& cfg, int argc, char** argv) {
   } catch (const option_error& e) {
     std::fprintf(stderr, "grain-collectives-bench: %s\n", e.what());
     return 2;
+  } catch (const startup_exit& e) {  // --grain:help, --grain:version, --grain:list-counters
+    return e.code;
   }
   g_cfg.load.ranks = get_num_localities();
   std::vector<future<rank_result>> fs;

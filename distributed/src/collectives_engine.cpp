@@ -34,6 +34,13 @@ std::string ms_text(std::uint64_t ns) {
   return std::to_string(ns / 1'000'000) + " ms";
 }
 
+// The engine's counts change only under its lock, and the counters and progress only read
+// them: a load and a store, not a locked read-modify-write (five per generation).
+template <class T, class D>
+void add_locked(std::atomic<T>& a, D d) noexcept {
+  a.store(a.load(std::memory_order_relaxed) + static_cast<T>(d), std::memory_order_relaxed);
+}
+
 std::exception_ptr failure(const std::string& what) {
   return std::make_exception_ptr(collective_error(what));
 }
@@ -81,7 +88,7 @@ std::uint64_t collectives_engine::next_generation(detail::collective_kind k) {
   return g;
 }
 
-void collectives_engine::contribute(detail::collective_contribution c) {
+void collectives_engine::contribute(detail::collective_contribution&& c) {
   const char* name = detail::collective_name(c.kind);
   auto refuse = [&](const std::string& why) { c.done({}, failure(why)); };
   if (c.args.local_contributors == 0)
@@ -135,7 +142,7 @@ void collectives_engine::contribute(detail::collective_contribution c) {
       s.expected = c.args.local_contributors;
       s.type_id = c.type_id;
       s.first_ns = now_ns();
-      open_.fetch_add(1, std::memory_order_relaxed);
+      add_locked(open_, 1);
     }
     slot& s = it->second;
     if (s.st != state::collecting)
@@ -200,7 +207,7 @@ bool collectives_engine::try_lone(channel& ch, detail::collective_contribution& 
   s.st = state::ready;
   ch.lone_busy = true;
   ch.auto_next = g + 1;
-  open_.fetch_add(1, std::memory_order_relaxed);
+  add_locked(open_, 1);
   start_ready(ch, out);
   return true;
 }
@@ -309,7 +316,7 @@ void collectives_engine::start_ready(channel& ch, std::vector<delivery>& out) {
         ch.lone_busy = false;
       else
         retire(ch, it);
-      open_.fetch_sub(1, std::memory_order_relaxed);
+      add_locked(open_, -1);
     };
     if (s.send.empty()) fill_block(s);
     if (!net_) {
@@ -327,7 +334,7 @@ void collectives_engine::start_ready(channel& ch, std::vector<delivery>& out) {
         s.recv = s.send;
         break;
       default:
-        s.recv.assign(block * size_, 0);
+        s.recv.resize(block * size_);  // every byte is written by MPI or from send
         break;
     }
     const std::uint64_t id = next_op_;
@@ -346,7 +353,7 @@ void collectives_engine::start_ready(channel& ch, std::vector<delivery>& out) {
     s.st = state::started;
     s.started_ns = lone ? s.last_ns : now_ns();
     started_.push_back({id, s.kind, s.generation, lone});
-    counts_.in_flight.fetch_add(1, std::memory_order_relaxed);
+    add_locked(counts_.in_flight, 1);
     ++ch.next_start;
   }
 }
@@ -462,10 +469,10 @@ collectives_engine::delivery collectives_engine::abandon(slot& s, const std::str
 
 void collectives_engine::account(const slot& s, bool failed) {
   const std::uint64_t t = now_ns();
-  counts_.operations.fetch_add(1, std::memory_order_relaxed);
-  counts_.latency_ns.fetch_add(t - s.first_ns, std::memory_order_relaxed);
-  counts_.local_wait_ns.fetch_add(s.last_ns - s.first_ns, std::memory_order_relaxed);
-  if (failed) counts_.errors.fetch_add(1, std::memory_order_relaxed);
+  add_locked(counts_.operations, 1);
+  add_locked(counts_.latency_ns, t - s.first_ns);
+  add_locked(counts_.local_wait_ns, s.last_ns - s.first_ns);
+  if (failed) add_locked(counts_.errors, 1);
 }
 
 void collectives_engine::deliver(std::vector<delivery>& out) {
@@ -583,12 +590,12 @@ bool collectives_engine::progress() {
           const started_op op = *at;
           *at = started_.back();
           started_.pop_back();
-          counts_.in_flight.fetch_sub(1, std::memory_order_relaxed);
+          add_locked(counts_.in_flight, -1);
           moved = true;
           if (op.lone) {
             slot& s = ch.lone;
             ch.lone_busy = false;
-            open_.fetch_sub(1, std::memory_order_relaxed);
+            add_locked(open_, -1);
             if (s.delivered) continue;
             if (as_tasks) {
               out.push_back(finish(s, s.recv, f.error));
@@ -609,7 +616,7 @@ bool collectives_engine::progress() {
           slot& s = it->second;
           if (!s.delivered) out.push_back(finish(s, s.recv, f.error));
           retire(ch, it);
-          open_.fetch_sub(1, std::memory_order_relaxed);
+          add_locked(open_, -1);
         }
       }
     }
@@ -662,7 +669,7 @@ std::uint64_t collective_type_hash(std::string_view type_name, std::size_t size)
   return hash_bytes(std::string(type_name) + "#" + std::to_string(size));
 }
 
-void contribute(collective_contribution c) {
+void contribute(collective_contribution&& c) {
   distributed::collectives_engine* e = distributed::collectives_engine::current();
   if (!e) {
     c.done({}, std::make_exception_ptr(

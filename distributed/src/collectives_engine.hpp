@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "collective_network.hpp"
+#include "grain/detail/waiter.hpp"
 #include "grain/distributed/collectives.hpp"
 
 namespace grain::distributed {
@@ -42,7 +43,7 @@ class collectives_engine {
   static collectives_engine* current() noexcept;
   void make_current(bool on) noexcept;
 
-  void contribute(detail::collective_contribution c);
+  void contribute(detail::collective_contribution&& c);
   // Background work: starts full generations, tests those in flight, enforces the timeout.
   bool progress();
   std::uint64_t next_generation(detail::collective_kind k);
@@ -56,7 +57,7 @@ class collectives_engine {
 
  private:
   enum class state { collecting, ready, started, finished };
-  using done_fn = std::function<void(std::span<const char>, std::exception_ptr)>;
+  using done_fn = detail::collective_done;
   struct slot {
     detail::collective_kind kind{};
     std::uint64_t generation = 0;
@@ -137,7 +138,9 @@ class collectives_engine {
 
   std::uint32_t rank_, size_;
   std::unique_ptr<collective_network> net_;
-  std::mutex m_;
+  // Held for a few hundred ns (a table look-up, an MPI post or test); tried by every progress
+  // round, so a spinlock (grain/detail/waiter.hpp) rather than a pthread mutex.
+  grain::detail::spinlock m_;
   std::array<channel, detail::collective_kind_count> channels_;
   std::vector<started_op> started_;  // on the network (a few at a time: a linear search)
   std::vector<collective_network::finished> finished_;  // under m_: reused by progress

@@ -98,7 +98,13 @@ class mpi_collective_network final : public collective_network {
     for (std::size_t i = 0; i < ops_.size();) {
       int done = 0;
       op& o = ops_[i];
-      const int rc = MPI_Testall(o.count, o.requests.data(), &done, MPI_STATUSES_IGNORE);
+      // MPI_Test looks again after it progressed; MPI_Testall does not, so a block that
+      // arrived during its progress would wait for the next round. The last request is a
+      // receive (or the only one): once it completed, the rest normally has too.
+      int rc =
+          MPI_Test(&o.requests[static_cast<std::size_t>(o.count - 1)], &done, MPI_STATUS_IGNORE);
+      if (rc == MPI_SUCCESS && done && o.count > 1)
+        rc = MPI_Testall(o.count, o.requests.data(), &done, MPI_STATUSES_IGNORE);
       if (rc != MPI_SUCCESS || done) {
         out.push_back({ops_[i].id, rc == MPI_SUCCESS ? std::string() : mpi_error(rc)});
         ops_[i] = ops_.back();
@@ -137,12 +143,14 @@ class mpi_collective_network final : public collective_network {
     MPI_Comm c = direct_[static_cast<std::size_t>(kind)];
     const int n = static_cast<int>(send.size());
     void* s = const_cast<char*>(send.data());
-    op o;
+    // Made in place (the request array is 256 bytes); taken back if a post fails.
+    op& o = ops_.emplace_back();
     o.id = id;
     auto post = [&](int rc, const char* what) {
       if (rc != MPI_SUCCESS) {
         // What was posted stays with MPI (it completes once the peers take part).
         for (int i = 0; i < o.count; ++i) MPI_Request_free(&o.requests[i]);
+        ops_.pop_back();
         throw std::runtime_error(std::string("grain collectives: ") + what + " for " +
                                  detail::collective_name(kind) + " failed: " + mpi_error(rc));
       }
@@ -182,7 +190,6 @@ class mpi_collective_network final : public collective_network {
         std::memcpy(block(rank_), send.data(), send.size());
         break;
     }
-    ops_.push_back(o);
   }
 
   std::mutex& network_;

@@ -84,7 +84,9 @@ struct pool {
   std::mutex inject_mutex;
   std::deque<task_base*> inject_tasks[num_priorities];
   std::deque<fiber*> inject_fibers[num_priorities];
-  std::mutex background_mutex;
+  // Tried once per round by every idle or waiting worker: a spinlock, whose try is one exchange
+  // (a pthread mutex's try and unlock are two calls and two locked instructions).
+  detail::spinlock background_mutex;
   std::vector<std::pair<int, std::function<bool()>>> background;
   std::atomic<int> background_count{0};
   knob* workers_knob = nullptr;

@@ -15,6 +15,7 @@
 // should be associative and commutative (localities combine in rank order, contributions on
 // a locality in arrival order). On one locality (no mpirun, or -DGRAIN_WITH_MPI=OFF) a
 // generation completes when its last local contribution arrives.
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -24,6 +25,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "grain/future.hpp"
@@ -58,6 +60,63 @@ enum class collective_kind : std::uint32_t { all_reduce, reduce, broadcast, all_
 inline constexpr int collective_kind_count = 5;
 const char* collective_name(collective_kind k) noexcept;
 
+// What a contribution's result goes to: a move-only callable void(result bytes, error) with
+// room for a promise inline. std::function would need a copyable target, and so a promise
+// behind a shared_ptr: an allocation and atomic counts per contribution, a sixth of an 8-byte
+// all_reduce on one node (docs/collectives.md, "Latency").
+class collective_done {
+ public:
+  collective_done() noexcept = default;
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, collective_done>>>
+  collective_done(F&& f) {  // NOLINT(google-explicit-constructor): like std::function
+    using T = std::decay_t<F>;
+    static_assert(sizeof(T) <= sizeof(buf_) && alignof(T) <= alignof(std::max_align_t) &&
+                      std::is_nothrow_move_constructible_v<T>,
+                  "collective_done holds small callables inline only");
+    ::new (static_cast<void*>(buf_)) T(std::forward<F>(f));
+    call_ = [](void* self, std::span<const char> r, std::exception_ptr e) {
+      (*static_cast<T*>(self))(r, std::move(e));
+    };
+    move_or_destroy_ = [](void* self, void* to) noexcept {
+      if (to) ::new (to) T(std::move(*static_cast<T*>(self)));
+      static_cast<T*>(self)->~T();
+    };
+  }
+  collective_done(collective_done&& o) noexcept { take(o); }
+  collective_done& operator=(collective_done&& o) noexcept {
+    if (this != &o) {
+      reset();
+      take(o);
+    }
+    return *this;
+  }
+  collective_done(const collective_done&) = delete;
+  collective_done& operator=(const collective_done&) = delete;
+  ~collective_done() { reset(); }
+
+  explicit operator bool() const noexcept { return call_ != nullptr; }
+  void operator()(std::span<const char> result, std::exception_ptr error) {
+    call_(buf_, result, std::move(error));
+  }
+
+ private:
+  void take(collective_done& o) noexcept {
+    if (!o.call_) return;
+    o.move_or_destroy_(o.buf_, buf_);
+    call_ = std::exchange(o.call_, nullptr);
+    move_or_destroy_ = std::exchange(o.move_or_destroy_, nullptr);
+  }
+  void reset() noexcept {
+    if (!call_) return;
+    move_or_destroy_(buf_, nullptr);
+    call_ = nullptr;
+    move_or_destroy_ = nullptr;
+  }
+  alignas(std::max_align_t) unsigned char buf_[32];
+  void (*call_)(void*, std::span<const char>, std::exception_ptr) = nullptr;
+  void (*move_or_destroy_)(void*, void*) noexcept = nullptr;
+};
+
 // One contribution, type-erased. `done` is called exactly once: with the result's bytes (one
 // value; for all_gather every contribution of every locality, rank-major), or with an
 // exception. An error found at the call (wrong count, a closed generation, mismatched
@@ -71,10 +130,10 @@ struct collective_contribution {
   const void* value = nullptr;  // `size` bytes; null for barrier or a failed contribution
   std::exception_ptr error;     // a contributor that failed (the generation fails everywhere)
   std::function<void(void* acc, const void* v)> combine;  // acc = op(acc, v), in place
-  std::function<void(std::span<const char> result, std::exception_ptr error)> done;
+  collective_done done;
 };
 
-void contribute(collective_contribution c);
+void contribute(collective_contribution&& c);
 
 std::uint64_t collective_type_hash(std::string_view type_name, std::size_t size) noexcept;
 
@@ -100,18 +159,18 @@ T load_value(const char* p) {
 }
 
 template <class T>
-auto promise_done(std::shared_ptr<promise<T>> p) {
-  return [p = std::move(p)](std::span<const char> r, std::exception_ptr e) {
+auto promise_done(promise<T> p) {
+  return [p = std::move(p)](std::span<const char> r, std::exception_ptr e) mutable {
     if (e)
-      p->set_exception(std::move(e));
+      p.set_exception(std::move(e));
     else
-      p->set_value(load_value<T>(r.data()));
+      p.set_value(load_value<T>(r.data()));
   };
 }
 
 template <class T, class Op>
 void contribute_reduce(collective_kind kind, const T* value, std::exception_ptr error, Op op,
-                       std::uint32_t root, collective_args args, std::shared_ptr<promise<T>> p) {
+                       std::uint32_t root, collective_args args, promise<T> p) {
   check_collective_type<T>();
   static_assert(std::is_convertible_v<std::invoke_result_t<Op&, const T&, const T&>, T>,
                 "grain::all_reduce/reduce: op(T, T) must return a T");
@@ -135,8 +194,8 @@ void contribute_reduce(collective_kind kind, const T* value, std::exception_ptr 
 template <class T, class Op>
 future<T> reduce_like(collective_kind kind, const T& value, Op op, std::uint32_t root,
                       collective_args args) {
-  auto p = std::make_shared<promise<T>>();
-  future<T> f = p->get_future();
+  promise<T> p;
+  future<T> f = p.get_future();
   contribute_reduce(kind, &value, nullptr, std::move(op), root, args, std::move(p));
   return f;
 }
@@ -160,8 +219,8 @@ future<T> reduce(const T& value, Op op, std::uint32_t root, collective_args args
 template <class T>
 future<T> broadcast(const T& value, std::uint32_t root, collective_args args = {}) {
   detail::check_collective_type<T>();
-  auto p = std::make_shared<promise<T>>();
-  future<T> f = p->get_future();
+  promise<T> p;
+  future<T> f = p.get_future();
   detail::collective_contribution c;
   c.kind = detail::collective_kind::broadcast;
   c.root = root;
@@ -178,22 +237,22 @@ future<T> broadcast(const T& value, std::uint32_t root, collective_args args = {
 template <class T>
 future<std::vector<T>> all_gather(const T& value, collective_args args = {}) {
   detail::check_collective_type<T>();
-  auto p = std::make_shared<promise<std::vector<T>>>();
-  future<std::vector<T>> f = p->get_future();
+  promise<std::vector<T>> p;
+  future<std::vector<T>> f = p.get_future();
   detail::collective_contribution c;
   c.kind = detail::collective_kind::all_gather;
   c.type_id = detail::collective_type_id<T>();
   c.size = sizeof(T);
   c.args = args;
   c.value = &value;
-  c.done = [p](std::span<const char> r, std::exception_ptr e) {
+  c.done = [p = std::move(p)](std::span<const char> r, std::exception_ptr e) mutable {
     if (e) {
-      p->set_exception(std::move(e));
+      p.set_exception(std::move(e));
       return;
     }
     std::vector<T> out(r.size() / sizeof(T));
     std::memcpy(out.data(), r.data(), out.size() * sizeof(T));
-    p->set_value(std::move(out));
+    p.set_value(std::move(out));
   };
   detail::contribute(std::move(c));
   return f;
@@ -203,16 +262,16 @@ namespace collectives {
 
 // Not grain::barrier: that name is the local lcos barrier (grain/lcos/barrier.hpp).
 inline future<void> barrier(collective_args args = {}) {
-  auto p = std::make_shared<promise<void>>();
-  future<void> f = p->get_future();
+  promise<void> p;
+  future<void> f = p.get_future();
   detail::collective_contribution c;
   c.kind = detail::collective_kind::barrier;
   c.args = args;
-  c.done = [p](std::span<const char>, std::exception_ptr e) {
+  c.done = [p = std::move(p)](std::span<const char>, std::exception_ptr e) mutable {
     if (e)
-      p->set_exception(std::move(e));
+      p.set_exception(std::move(e));
     else
-      p->set_value();
+      p.set_value();
   };
   detail::contribute(std::move(c));
   return f;
@@ -235,9 +294,9 @@ std::uint64_t timeout_ms();
 // its message (named with the locality). It counts as one of the local contributions.
 template <class T, class Op>
 future<T> all_reduce(future<T>&& value, Op op, collective_args args = {}) {
-  auto p = std::make_shared<promise<T>>();
-  future<T> f = p->get_future();
-  value.then([p, op = std::move(op), args](future<T> v) mutable {
+  promise<T> p;
+  future<T> f = p.get_future();
+  value.then([p = std::move(p), op = std::move(op), args](future<T> v) mutable {
     std::exception_ptr error;
     T x{};
     try {
