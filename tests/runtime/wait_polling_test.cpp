@@ -5,10 +5,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <thread>
 
 #include "grain/async.hpp"
 #include "grain/future.hpp"
+#include "grain/this_task.hpp"
 #include "runtime_fixture.hpp"
 
 using grain::test::start_runtime;
@@ -97,4 +99,47 @@ TEST(WaitPolling, AWaiterSuspendsAfterItsPollingBudget) {
   EXPECT_EQ(v, 9);
   EXPECT_GE(rt->stats(0).suspensions.get(), 1u) << "the waiter polled for 30 ms instead of 10 µs";
   EXPECT_GT(net.calls.load(), 0);
+}
+
+// Two entries: the "collectives" one moves on every call (it is what the waiter waits for), the
+// "parcels" one never does. The waiter's rounds (counted by the waiting task's id: an idle
+// worker's rounds run everything) run the one that moved every time and the other every fourth
+// round: polled less, never starved.
+TEST(WaitPolling, TheEntryThatMovedLastIsPolledEveryRoundTheOthersEveryFourth) {
+  auto rt = start_runtime({"--grain:threads=1"});
+  std::atomic<std::uint64_t> waiter{0};
+  std::atomic<int> idle_calls{0}, busy_calls{0};
+  grain::promise<int> p;
+  bool set = false;
+  constexpr int deliver_after = 64;
+  auto by_waiter = [&] {
+    const std::uint64_t w = waiter.load();
+    return w != 0 && grain::this_task::get_id() == w;
+  };
+  const int idle = rt->add_background_work(0, [&] {
+    if (by_waiter()) ++idle_calls;
+    return false;
+  });
+  const int busy = rt->add_background_work(0, [&] {
+    if (!by_waiter()) return false;
+    if (++busy_calls == deliver_after && !set) {
+      set = true;
+      p.set_value(1);
+    }
+    return true;
+  });
+  const int v = grain::async([&] {
+                  auto f = p.get_future();
+                  waiter = grain::this_task::get_id();
+                  return f.get();
+                }).get();
+  rt->remove_background_work(busy);
+  rt->remove_background_work(idle);
+  rt->stop();
+  EXPECT_EQ(v, 1);
+  if (rt->stats(0).suspensions.get() != 0)
+    GTEST_SKIP() << "the waiter used up its polling budget (a preempted worker)";
+  // Every round would give 64 idle calls; one in four gives 16 (plus the first round's).
+  EXPECT_GE(idle_calls.load(), deliver_after / 4 - 2) << "the idle entry was starved";
+  EXPECT_LE(idle_calls.load(), deliver_after / 4 + 2) << "the idle entry ran every round";
 }
