@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -201,10 +202,10 @@ bool collectives_engine::try_lone(channel& ch, detail::collective_contribution& 
   s.done.clear();
   s.sites.clear();
   s.error.clear();
-  s.send.clear();
   add(s, c);
   s.first_ns = s.last_ns;
   s.st = state::ready;
+  fill_block(s);  // into the last generation's buffer (start_ready fills only empty ones)
   ch.lone_busy = true;
   ch.auto_next = g + 1;
   add_locked(open_, 1);
@@ -285,7 +286,9 @@ void collectives_engine::fill_block(slot& s) const {
   if (s.kind == detail::collective_kind::all_gather) payload = std::size_t{s.size} * s.expected;
   if (s.kind == detail::collective_kind::barrier) payload = 0;
   std::vector<char>& b = s.send;
-  b.assign(sizeof(wire_header) + payload, 0);
+  // A reused buffer of the right size keeps its bytes: every field before the message is
+  // written, and the message is read only where `error` is set, which writes it whole.
+  if (b.size() != sizeof(wire_header) + payload) b.assign(sizeof(wire_header) + payload, 0);
   wire_header h;
   h.type_id = s.type_id;
   h.generation = s.generation;
@@ -293,11 +296,10 @@ void collectives_engine::fill_block(slot& s) const {
   h.size = s.size;
   h.count = s.expected;
   h.rank = rank_;
-  if (!s.error.empty()) {
-    h.error = 1;
-    std::strncpy(h.message, s.error.c_str(), sizeof(h.message) - 1);
-  }
-  std::memcpy(b.data(), &h, sizeof h);
+  h.error = s.error.empty() ? 0 : 1;
+  std::memcpy(b.data(), &h, offsetof(wire_header, message));
+  if (h.error)  // strncpy fills the rest of the field with zeros
+    std::strncpy(b.data() + offsetof(wire_header, message), s.error.c_str(), sizeof(h.message) - 1);
   // A barrier, or a generation that only failed, has no local value (and data() may be null).
   if (!s.local.empty())
     std::memcpy(b.data() + sizeof h, s.local.data(), std::min(payload, s.local.size()));
@@ -558,7 +560,7 @@ bool collectives_engine::progress() {
         moved = true;
       }
     };
-    for (channel& ch : channels_) {
+    for (channel& ch : (scan || restart) ? std::span(channels_) : std::span<channel>()) {
       if (scan) {
         for (auto& [g, s] : ch.slots) {
           if (s.st == state::collecting && now - s.first_ns > limit) {
@@ -576,7 +578,7 @@ bool collectives_engine::progress() {
         }
         if (ch.lone_busy) overdue(ch.lone);
       }
-      if (scan || restart) start_ready(ch, out);
+      start_ready(ch, out);
     }
     if (net_ && !started_.empty()) {
       finished_.clear();
