@@ -75,6 +75,9 @@ void coalescer::enable(const detail::action_info& a) {
       throw std::invalid_argument("cannot coalesce '" + a.name + "': another coalesced action is " +
                                   "also called '" + s->name + "' (knob names would clash)");
   }
+  if (coalesced_.load() == max_coalesced)
+    throw std::invalid_argument("cannot coalesce '" + a.name + "': at most " +
+                                std::to_string(max_coalesced) + " actions can be coalesced");
   auto s = std::make_unique<action_state>();
   s->name = short_name(a.name);
   s->id = a.id;
@@ -94,9 +97,6 @@ void coalescer::enable(const detail::action_info& a) {
     raw->own_interval = true;
     wake_timer();
   });
-  if (coalesced_.load() == max_coalesced)
-    throw std::invalid_argument("cannot coalesce '" + a.name + "': at most " +
-                                std::to_string(max_coalesced) + " actions can be coalesced");
   s->queues = std::make_unique<queue[]>(localities_);
   s->stats.per_dest = std::make_unique<coalescing_stats::per_destination[]>(localities_);
   s->stats.destinations = localities_;

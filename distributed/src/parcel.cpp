@@ -64,8 +64,9 @@ std::size_t open_parcel(std::vector<char>& out, parcel_kind kind, std::uint32_t 
   h.signature = signature;
   h.continuation = continuation;
   const std::size_t at = out.size();
-  out.resize(at + sizeof h);
-  std::memcpy(out.data() + at, &h, sizeof h);
+  // A range insert copies into the reserved room; resize would zero it first.
+  const char* bytes = reinterpret_cast<const char*>(&h);
+  out.insert(out.end(), bytes, bytes + sizeof h);
   return at;
 }
 

@@ -264,11 +264,15 @@ void parcelport::run_calls(std::shared_ptr<std::vector<char>> msg,
                 }));
     return;
   }
-  // In order; execute() catches what a parcel throws, so the others still run.
-  grain::post(executor{}, annotate(calls.front().action->name.c_str(),
-                                   [this, msg = std::move(msg), calls = std::vector(calls)] {
-                                     for (const queued_call& c : calls) execute(c.parcel, c.action);
-                                   }));
+  // In order; execute() catches what a parcel throws, so the others still run. The task
+  // takes the calls' storage; the caller's vector starts afresh, sized for the next message.
+  const std::size_t n = calls.size();
+  const char* name = calls.front().action->name.c_str();
+  grain::post(executor{}, annotate(name, [this, msg = std::move(msg), calls = std::move(calls)] {
+                for (const queued_call& c : calls) execute(c.parcel, c.action);
+              }));
+  calls = {};
+  calls.reserve(n);
 }
 
 void parcelport::run_direct(const parcel_view& p, const detail::action_info* a) {
