@@ -153,6 +153,14 @@ double messages_sent() {
   return local_counter("count/messages");
 }
 
+// Parcels per message from `source`, in the order the messages arrived.
+std::vector<std::int64_t> message_sizes(std::uint32_t source) {
+  std::lock_guard lock(g_m);
+  std::vector<std::int64_t> n;
+  for (const auto& m : g_messages[source]) n.push_back(static_cast<std::int64_t>(m.size()));
+  return n;
+}
+
 double histogram_count() {
   return local_counter("time/parcel-arrival-histogram/count");
 }
@@ -452,6 +460,22 @@ TEST(Coalescing, ArrivalHistogramCountsEveryGapOnceItsMessageLeft) {
   for (int k = 0; k < 22; ++k)
     buckets += local_counter("time/parcel-arrival-histogram/bucket#" + std::to_string(k));
   EXPECT_GE(buckets, 16);
+}
+
+TEST(Coalescing, ByteCapSendsTheQueueBeforeAParcelWouldOverflowIt) {
+  if (!distributed_run()) GTEST_SKIP() << "one locality: nothing to coalesce";
+  record_everywhere();
+  stream(0, 4096, 100000);  // only the byte cap (or the 100 ms timer) sends a queue
+  knobs().at("coalescing.max-bytes").set(1024, "test");
+  std::this_thread::sleep_for(std::chrono::milliseconds(110));  // the first goes alone
+  // A message header is 24 bytes, a parcel of seq 48 + 8: 17 parcels make 976 bytes, an
+  // 18th would make 1,032 > 1,024, so it goes into the next message.
+  const locality dest(1);
+  for (std::int64_t i = 0; i < 36; ++i) post(dest, action<&seq>{}, i);
+  expect_complete(dest, 0, 36);  // the last one after the timer's 100 ms
+  knobs().at("coalescing.max-bytes").set(1 << 20, "test: back to the default");
+  EXPECT_EQ(async(dest, action<&message_sizes>{}, std::uint32_t(0)).get(),
+            (std::vector<std::int64_t>{1, 17, 17, 1}));
 }
 
 namespace {
