@@ -15,6 +15,10 @@
 // one for the whole run (seconds, parcels per second, the network overhead of Eq. 3.4 on
 // rank 0 since the start, and over the phase from both ranks' background and loop time, and
 // that background time itself: Eq. 3.3).
+// grain-coalescing-direct is the same program with `work` a direct action (it only computes
+// and posts, never waits: HPX would make it a plain direct action): the receiver runs the
+// parcels in its network progress instead of as tasks (docs/coalescing.md, "The per-parcel
+// path").
 // Coalescing is on when --grain:coalescing=work is given; its knobs
 // (coalescing.work.parcels/.interval) come from --grain:knob=... or a policy
 // (scripts/sweep-coalescing, docs/coalescing.md).
@@ -50,6 +54,13 @@ void time_block(long n) {
     grain::sample_value("/app/coalescing/ns-per-parcel", static_cast<double>(now - t0) / block);
 }
 
+void work(std::int64_t ns, std::uint32_t from, std::int64_t hops);
+#if GRAIN_COALESCING_DIRECT
+using work_action = grain::direct_action<&work>;
+#else
+using work_action = grain::action<&work>;
+#endif
+
 // W ns of computation; in a chain (hops > 0) it then sends the chain's next parcel back.
 void work(std::int64_t ns, std::uint32_t from, std::int64_t hops) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -57,8 +68,7 @@ void work(std::int64_t ns, std::uint32_t from, std::int64_t hops) {
   }
   time_block(g_ran.fetch_add(1, std::memory_order_relaxed) + 1);
   if (hops > 1)
-    grain::post(grain::locality(from), grain::action<&work>{}, ns, grain::find_here().rank(),
-                hops - 1);
+    grain::post(grain::locality(from), work_action{}, ns, grain::find_here().rank(), hops - 1);
 }
 
 long ran() {
@@ -79,7 +89,7 @@ void send_phase(std::int64_t n, std::int64_t work_ns, std::int64_t gap_us, std::
     if (pace_us > 0) spin_for(pace_us * 1000);
     for (grain::locality l : all)
       if (l != grain::find_here())
-        grain::post(l, grain::action<&work>{}, work_ns, grain::find_here().rank(), std::int64_t(0));
+        grain::post(l, work_action{}, work_ns, grain::find_here().rank(), std::int64_t(0));
     if (gap_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(gap_us));
   }
 }
@@ -89,7 +99,7 @@ void start_chains(std::int64_t k, std::int64_t work_ns, std::int64_t hops) {
   for (std::int64_t i = 0; i < k; ++i)
     for (grain::locality l : grain::find_all_localities())
       if (l != grain::find_here())
-        grain::post(l, grain::action<&work>{}, work_ns, grain::find_here().rank(), hops);
+        grain::post(l, work_action{}, work_ns, grain::find_here().rank(), hops);
 }
 
 // Network overhead (Eq. 3.4) of this locality's workers since the start: Σbackground, Σloop.

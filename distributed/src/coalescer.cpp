@@ -75,6 +75,9 @@ void coalescer::enable(const detail::action_info& a) {
       throw std::invalid_argument("cannot coalesce '" + a.name + "': another coalesced action is " +
                                   "also called '" + s->name + "' (knob names would clash)");
   }
+  if (coalesced_.load() == max_coalesced)
+    throw std::invalid_argument("cannot coalesce '" + a.name + "': at most " +
+                                std::to_string(max_coalesced) + " actions can be coalesced");
   auto s = std::make_unique<action_state>();
   s->name = short_name(a.name);
   s->id = a.id;
@@ -95,12 +98,17 @@ void coalescer::enable(const detail::action_info& a) {
     wake_timer();
   });
   s->queues = std::make_unique<queue[]>(localities_);
-  s->stats.gap_histogram = std::make_shared<instrumentation::histogram>(0, 1e6, 20);
+  s->stats.per_dest = std::make_unique<coalescing_stats::per_destination[]>(localities_);
+  s->stats.destinations = localities_;
+  s->stats.gap_histogram = std::make_shared<instrumentation::histogram>(0, 1e6, histogram_buckets);
   if (registry_)
     for (int id : register_coalescing_counters(*registry_, rank_, s->name, s->stats))
       counter_ids_.push_back(id);
   states_.push_back(std::move(s));
-  any_ = true;
+  // Published after it is complete: find() reads the table without states_m_.
+  const std::size_t k = coalesced_.load();
+  table_[k].store(raw, std::memory_order_release);
+  coalesced_.store(k + 1, std::memory_order_release);
   if (!timer_thread_.joinable()) timer_thread_ = std::thread([this] { timer_loop(); });
 }
 
@@ -112,48 +120,92 @@ std::int64_t coalescer::interval_us(const action_state& s) const noexcept {
   return (s.own_interval ? s.interval : default_interval_)->int_value();
 }
 
+coalescer::action_state* coalescer::find(std::uint64_t action) const noexcept {
+  const std::size_t n = coalesced_.load(std::memory_order_acquire);
+  for (std::size_t k = 0; k < n; ++k) {
+    action_state* s = table_[k].load(std::memory_order_acquire);
+    if (s->id == action) return s;
+  }
+  return nullptr;
+}
+
 bool coalescer::submit(std::uint32_t dest, const parcel& p) {
-  if (!any_.load(std::memory_order_relaxed) || dest >= localities_) return false;
-  std::shared_lock states(states_m_);
-  action_state* s = nullptr;
-  for (const auto& c : states_)
-    if (c->id == p.action) s = c.get();
+  if (dest >= localities_) return false;
+  action_state* s = find(p.action);
   if (!s) return false;
-  const std::uint64_t now = queue_parcel(dest, *s, p);
-  states.unlock();  // action states are never removed: s stays valid
-  maybe_raise_event(*s, now);
+  const detail::args_writer payload{[](const void* ctx, std::vector<char>& out) {
+                                      const auto& bytes = static_cast<const parcel*>(ctx)->payload;
+                                      out.insert(out.end(), bytes.begin(), bytes.end());
+                                    },
+                                    &p};
+  maybe_raise_event(*s, queue_parcel(dest, *s, p.kind, p.signature, p.continuation, payload));
   return true;
 }
 
-std::uint64_t coalescer::queue_parcel(std::uint32_t dest, action_state& as, const parcel& p) {
-  action_state* s = &as;
-  queue& q = s->queues[dest];
-  const std::int64_t n_max = max_parcels(*s);
-  const std::int64_t interval = interval_us(*s);
+bool coalescer::post(std::uint32_t dest, const detail::action_info& a,
+                     const detail::args_writer& write) {
+  if (dest >= localities_) return false;
+  action_state* s = find(a.id);
+  if (!s) return false;
+  maybe_raise_event(*s, queue_parcel(dest, *s, parcel_kind::post, a.signature, 0, write));
+  return true;
+}
+
+std::uint64_t coalescer::queue_parcel(std::uint32_t dest, action_state& s, parcel_kind kind,
+                                      std::uint64_t signature, std::uint64_t continuation,
+                                      const detail::args_writer& write) {
+  queue& q = s.queues[dest];
+  coalescing_stats::per_destination& st = s.stats.per_dest[dest];
+  const std::int64_t n_max = max_parcels(s);
+  const std::int64_t interval = interval_us(s);
   const auto cap = static_cast<std::size_t>(max_bytes_->int_value());
   std::lock_guard lock(q.m);
   const std::uint64_t now = now_ns();
   const std::uint64_t gap = q.last_ns == 0 ? never : now - q.last_ns;
+  // The parcel first, so that an exception of `write` changes nothing.
+  if (q.msg.empty()) {
+    q.msg.reserve(std::max(q.last_bytes, std::size_t{1024}));
+    begin_message(q.msg);
+  }
+  const std::size_t at = open_parcel(q.msg, kind, rank_, s.id, signature, continuation);
+  try {
+    write(q.msg);
+  } catch (...) {
+    q.msg.resize(q.parcels == 0 ? 0 : at);
+    throw;
+  }
+  if (q.parcels > 0 && q.msg.size() > cap) {
+    // It would overflow the message: the queue leaves without it, and it starts the next one.
+    std::vector<char> parcel_bytes(q.msg.begin() + static_cast<std::ptrdiff_t>(at), q.msg.end());
+    q.msg.resize(at);
+    flush(dest, q, s);
+    begin_message(q.msg);
+    q.msg.insert(q.msg.end(), parcel_bytes.begin(), parcel_bytes.end());
+    close_parcel(q.msg, message_overhead());
+  } else {
+    close_parcel(q.msg, at);
+  }
+  ++q.parcels;
+  // One writer per destination (this lock): plain stores, no read-modify-write.
+  const auto bump = [](std::atomic<std::uint64_t>& c, std::uint64_t by) {
+    c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+  };
   q.last_ns = now;
-  s->stats.parcels.fetch_add(1, std::memory_order_relaxed);
+  bump(st.parcels, 1);
   if (gap != never) {
-    s->stats.gaps.fetch_add(1, std::memory_order_relaxed);
-    s->stats.gap_ns.fetch_add(gap, std::memory_order_relaxed);
-    s->stats.log2_gaps.fetch_add(static_cast<std::uint64_t>(std::bit_width(gap)),
-                                 std::memory_order_relaxed);
-    s->stats.gap_histogram->record(static_cast<double>(gap));
+    bump(st.gaps, 1);
+    bump(st.gap_ns, gap);
+    bump(st.log2_gaps, static_cast<std::uint64_t>(std::bit_width(gap)));
+    ++q.gap_buckets[s.stats.gap_histogram->bucket_of(static_cast<double>(gap))];
+    q.gap_sum += static_cast<double>(gap);
+    ++q.gap_count;
   }
   const bool sparse = gap > static_cast<std::uint64_t>(interval) * 1000;
-  if (!q.msg.empty() && q.msg.size() + parcel_overhead() + p.payload.size() > cap)
-    flush(dest, q, s->stats);
-  if (q.msg.empty()) begin_message(q.msg);
-  append_parcel(q.msg, p);
-  ++q.parcels;
   // Off, one parcel per message, sparse traffic or full: the queue (this parcel included,
   // after those already waiting) leaves now.
   if (interval == 0 || sparse || static_cast<std::int64_t>(q.parcels) >= n_max ||
       q.msg.size() >= cap) {
-    flush(dest, q, s->stats);
+    flush(dest, q, s);
     return now;
   }
   if (q.parcels == 1) {
@@ -167,7 +219,7 @@ void coalescer::maybe_raise_event(action_state& s, std::uint64_t now) {
   const std::int64_t every = event_parcels_->int_value();
   if (every <= 0) return;
   coalescing_stats& st = s.stats;
-  const std::uint64_t parcels = st.parcels.load(std::memory_order_relaxed);
+  const std::uint64_t parcels = st.parcels();
   std::uint64_t last = st.last_event_ns.load(std::memory_order_relaxed);
   if (parcels - st.last_event_parcels.load(std::memory_order_relaxed) <
           static_cast<std::uint64_t>(every) ||
@@ -181,21 +233,29 @@ void coalescer::maybe_raise_event(action_state& s, std::uint64_t now) {
       "coalescing." + s.name,
       {{"parcels", static_cast<double>(parcels)},
        {"messages", static_cast<double>(st.messages.load(std::memory_order_relaxed))},
-       {"gaps", static_cast<double>(st.gaps.load(std::memory_order_relaxed))},
-       {"gap_ns", static_cast<double>(st.gap_ns.load(std::memory_order_relaxed))},
-       {"log2_gaps", static_cast<double>(st.log2_gaps.load(std::memory_order_relaxed))},
+       {"gaps", static_cast<double>(st.gaps())},
+       {"gap_ns", static_cast<double>(st.gap_ns())},
+       {"log2_gaps", static_cast<double>(st.log2_gaps())},
        {"bytes", static_cast<double>(st.bytes.load(std::memory_order_relaxed))},
        {"timer_flushes", static_cast<double>(st.timer_flushes.load(std::memory_order_relaxed))},
        {"time_ns", static_cast<double>(now)}});
 }
 
-void coalescer::flush(std::uint32_t dest, queue& q, coalescing_stats& st) {
+void coalescer::flush(std::uint32_t dest, queue& q, action_state& s) {
   if (q.msg.empty()) return;
   const std::size_t n = q.parcels;
   std::vector<char> msg;
   msg.swap(q.msg);
   q.parcels = 0;
+  q.last_bytes = msg.size();
   q.first_ns.store(0);
+  coalescing_stats& st = s.stats;
+  if (q.gap_count != 0) {
+    st.gap_histogram->add(q.gap_buckets, q.gap_sum);
+    std::fill(std::begin(q.gap_buckets), std::end(q.gap_buckets), 0U);
+    q.gap_sum = 0;
+    q.gap_count = 0;
+  }
   st.messages.fetch_add(1, std::memory_order_relaxed);
   st.bytes.fetch_add(msg.size(), std::memory_order_relaxed);
   send_(dest, std::move(msg), n);
@@ -206,8 +266,17 @@ void coalescer::flush_all() {
   for (const auto& s : states_)
     for (std::uint32_t d = 0; d < localities_; ++d) {
       std::lock_guard lock(s->queues[d].m);
-      flush(d, s->queues[d], s->stats);
+      flush(d, s->queues[d], *s);
     }
+}
+
+void queue_lock::wait() noexcept {
+  for (int spins = 0; flag_.load(std::memory_order_relaxed); ++spins) {
+    if (spins < 128)
+      __builtin_ia32_pause();
+    else
+      std::this_thread::yield();
+  }
 }
 
 void coalescer::wake_timer() {
@@ -249,7 +318,7 @@ void coalescer::timer_loop() {
           timer_.late_ns.fetch_add(late, std::memory_order_relaxed);
           if (late > timer_.max_late_ns.load()) timer_.max_late_ns.store(late);
           s->stats.timer_flushes.fetch_add(1, std::memory_order_relaxed);
-          flush(d, q, s->stats);
+          flush(d, q, *s);
         }
       }
     }

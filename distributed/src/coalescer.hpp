@@ -31,17 +31,53 @@
 namespace grain::distributed {
 
 // What one coalesced action did on this locality (all destinations together): the
-// /coalescing counters read these.
+// /coalescing counters and the events read these. The per-parcel figures are kept per
+// destination by that destination's queue, one writer at a time under its lock, so a parcel
+// costs plain stores, not atomic read-modify-writes (a dense burst posts millions a second);
+// readers sum the destinations.
 struct coalescing_stats {
-  std::atomic<std::uint64_t> parcels{0}, messages{0};
-  std::atomic<std::uint64_t> gaps{0}, gap_ns{0};  // arrivals after the first, Σ time between
-  // Σ bit_width(gap in ns) ≈ Σ log2(gap) + 1: the geometric mean of the gaps, which bursts
-  // dominate and pauses between them do not (the policy's fill-time model).
-  std::atomic<std::uint64_t> log2_gaps{0};
+  struct per_destination {
+    std::atomic<std::uint64_t> parcels{0}, gaps{0}, gap_ns{0};  // gaps: arrivals after the first
+    // Σ bit_width(gap in ns) ≈ Σ log2(gap) + 1: the geometric mean of the gaps, which bursts
+    // dominate and pauses between them do not (the policy's fill-time model).
+    std::atomic<std::uint64_t> log2_gaps{0};
+  };
+  std::unique_ptr<per_destination[]> per_dest;
+  std::size_t destinations = 0;
+  std::uint64_t parcels() const noexcept { return sum(&per_destination::parcels); }
+  std::uint64_t gaps() const noexcept { return sum(&per_destination::gaps); }
+  std::uint64_t gap_ns() const noexcept { return sum(&per_destination::gap_ns); }
+  std::uint64_t log2_gaps() const noexcept { return sum(&per_destination::log2_gaps); }
+
+  std::atomic<std::uint64_t> messages{0};
   std::atomic<std::uint64_t> bytes{0};          // of the messages sent
   std::atomic<std::uint64_t> timer_flushes{0};  // messages the flush timer sent
   std::atomic<std::uint64_t> last_event_parcels{0}, last_event_ns{0};
+  // The gaps; a queue adds its parcels' gaps when their message leaves.
   std::shared_ptr<instrumentation::histogram> gap_histogram;
+
+ private:
+  std::uint64_t sum(std::atomic<std::uint64_t> per_destination::*f) const noexcept {
+    std::uint64_t n = 0;
+    for (std::size_t d = 0; d < destinations; ++d)
+      n += (per_dest[d].*f).load(std::memory_order_relaxed);
+    return n;
+  }
+};
+
+// Held by one thread at a time for a few hundred instructions (appending a parcel; sending a
+// message): a test-and-test-and-set lock, cheaper than a mutex's two atomic operations and
+// call. It yields after a while, for the flush timer's thread may be preempted holding it.
+class queue_lock {
+ public:
+  void lock() noexcept {
+    while (flag_.exchange(true, std::memory_order_acquire)) wait();
+  }
+  void unlock() noexcept { flag_.store(false, std::memory_order_release); }
+
+ private:
+  void wait() noexcept;
+  std::atomic<bool> flag_{false};
 };
 
 // The flush timer's accuracy: how late after a queue's deadline it sent the queue.
@@ -66,6 +102,11 @@ class coalescer {
   // Queues p for dest (or sends it at once, see above); false when p's action is not
   // coalesced (the caller sends it alone).
   bool submit(std::uint32_t dest, const parcel& p);
+  // A post of action `a` whose arguments `write` serialises (appends to the vector) straight
+  // into the open message to dest: no parcel object, no allocation per parcel. False, without
+  // calling `write`, when the action is not coalesced. An exception of `write` leaves the
+  // queue as it was.
+  bool post(std::uint32_t dest, const detail::action_info& a, const detail::args_writer& write);
   // Sends every queued parcel now (the end of the program, before counting messages).
   void flush_all();
 
@@ -82,12 +123,18 @@ class coalescer {
   void publish_counters(instrumentation::counter_registry* reg);
 
  private:
+  static constexpr std::size_t histogram_buckets = 20;
   struct queue {
-    std::mutex m;
+    queue_lock m;
     std::vector<char> msg;  // the message being built (empty: nothing queued)
     std::size_t parcels = 0;
+    std::size_t last_bytes = 0;              // of the last message sent: the next one's reserve
     std::uint64_t last_ns = 0;               // arrival of the previous parcel (0: none yet)
     std::atomic<std::uint64_t> first_ns{0};  // arrival of the first queued parcel (0: empty)
+    // The queued parcels' gaps, by histogram bucket, until their message leaves.
+    std::uint32_t gap_buckets[histogram_buckets + 2] = {};
+    double gap_sum = 0;
+    std::uint32_t gap_count = 0;
   };
   struct action_state {
     std::string name;
@@ -98,12 +145,16 @@ class coalescer {
     std::unique_ptr<queue[]> queues;
     coalescing_stats stats;
   };
-
   std::int64_t max_parcels(const action_state& s) const noexcept;
   std::int64_t interval_us(const action_state& s) const noexcept;
-  void flush(std::uint32_t dest, queue& q, coalescing_stats& st);  // q.m held
-  // Algorithm 1 for one parcel (states_m_ held); returns the arrival time.
-  std::uint64_t queue_parcel(std::uint32_t dest, action_state& as, const parcel& p);
+  // The coalesced action with this id; nullptr when it is not coalesced. No lock: the table
+  // only grows, and its entries never move.
+  action_state* find(std::uint64_t action) const noexcept;
+  void flush(std::uint32_t dest, queue& q, action_state& s);  // q.m held
+  // Algorithm 1 for one parcel; returns the arrival time.
+  std::uint64_t queue_parcel(std::uint32_t dest, action_state& s, parcel_kind kind,
+                             std::uint64_t signature, std::uint64_t continuation,
+                             const detail::args_writer& write);
   void maybe_raise_event(action_state& s, std::uint64_t now);  // no lock held
   void timer_loop();
   void wake_timer();
@@ -116,7 +167,10 @@ class coalescer {
   knob* event_parcels_;
   mutable std::shared_mutex states_m_;
   std::vector<std::unique_ptr<action_state>> states_;
-  std::atomic<bool> any_{false};
+  // The same, for lookups without states_m_ (one per parcel): entries [0, coalesced_) are set.
+  static constexpr std::size_t max_coalesced = 64;
+  std::atomic<action_state*> table_[max_coalesced] = {};
+  std::atomic<std::size_t> coalesced_{0};
   instrumentation::counter_registry* registry_ = nullptr;  // under states_m_
   std::vector<int> counter_ids_;
   timer_stats timer_;

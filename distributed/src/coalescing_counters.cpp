@@ -19,7 +19,7 @@ std::vector<int> register_coalescing_counters(instrumentation::counter_registry&
   ids.push_back(reg.add_counter(
       counter_info{p + "count/parcels", "count", "parcels of this action sent, coalesced or not",
                    counter_kind::monotonic},
-      [&s] { return static_cast<double>(s.parcels.load()); }));
+      [&s] { return static_cast<double>(s.parcels()); }));
   ids.push_back(reg.add_counter(
       counter_info{p + "count/messages", "count", "messages that carried this action's parcels",
                    counter_kind::monotonic},
@@ -28,13 +28,14 @@ std::vector<int> register_coalescing_counters(instrumentation::counter_registry&
       reg,
       counter_info{p + "count/average-parcels-per-message", "count",
                    "parcels / messages since the last reset", counter_kind::average},
-      s.parcels, s.messages));
-  ids.push_back(add_interval_ratio(reg,
-                                   counter_info{p + "time/average-parcel-arrival", "ns",
-                                                "mean time between two parcels of this action (one "
-                                                "destination)",
-                                                counter_kind::average},
-                                   s.gap_ns, s.gaps));
+      [&s] { return s.parcels(); }, [&s] { return s.messages.load(); }));
+  ids.push_back(add_interval_ratio(
+      reg,
+      counter_info{p + "time/average-parcel-arrival", "ns",
+                   "mean time between two parcels of this action (one "
+                   "destination)",
+                   counter_kind::average},
+      [&s] { return s.gap_ns(); }, [&s] { return s.gaps(); }));
   ids.push_back(instrumentation::add_histogram(
       reg,
       counter_info{p + "time/parcel-arrival-histogram", "ns",

@@ -11,25 +11,33 @@
 
 namespace grain::distributed {
 
-inline int add_interval_ratio(instrumentation::counter_registry& reg,
-                              instrumentation::counter_info info,
-                              const std::atomic<std::uint64_t>& num,
-                              const std::atomic<std::uint64_t>& den) {
+// num() and den() read running totals (callables returning std::uint64_t).
+template <class Num, class Den>
+int add_interval_ratio(instrumentation::counter_registry& reg, instrumentation::counter_info info,
+                       Num num, Den den) {
   struct baseline {
     std::uint64_t num = 0, den = 0;
   };
   auto base = std::make_shared<baseline>();
   return reg.add_counter(
       std::move(info),
-      [&num, &den, base]() -> instrumentation::counter_reading {
-        const std::uint64_t d = den.load() - base->den;
+      [num, den, base]() -> instrumentation::counter_reading {
+        const std::uint64_t d = den() - base->den;
         if (d == 0) return {0, false};
-        return {static_cast<double>(num.load() - base->num) / static_cast<double>(d), true};
+        return {static_cast<double>(num() - base->num) / static_cast<double>(d), true};
       },
-      [&num, &den, base] {
-        base->num = num.load();
-        base->den = den.load();
+      [num, den, base] {
+        base->num = num();
+        base->den = den();
       });
+}
+
+inline int add_interval_ratio(instrumentation::counter_registry& reg,
+                              instrumentation::counter_info info,
+                              const std::atomic<std::uint64_t>& num,
+                              const std::atomic<std::uint64_t>& den) {
+  return add_interval_ratio(
+      reg, std::move(info), [&num] { return num.load(); }, [&den] { return den.load(); });
 }
 
 }  // namespace grain::distributed

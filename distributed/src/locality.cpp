@@ -43,5 +43,10 @@ void send_action(std::uint32_t dest, const action_info& a, std::vector<char> arg
   p->send_action(dest, a, std::move(args), std::move(on_response));
 }
 
+bool post_coalesced(std::uint32_t dest, const action_info& a, const args_writer& write) {
+  auto* p = distributed::parcelport::current();
+  return p && p->post_coalesced(dest, a, write);
+}
+
 }  // namespace detail
 }  // namespace grain

@@ -3,6 +3,7 @@
 
 #include <xxhash.h>
 
+#include <cstddef>
 #include <cstring>
 
 #include "grain/distributed/serialization.hpp"
@@ -30,6 +31,8 @@ struct parcel_header {
   std::uint64_t payload_bytes;
   std::uint64_t checksum;
 };
+// close_parcel writes the two in one go.
+static_assert(offsetof(parcel_header, checksum) == offsetof(parcel_header, payload_bytes) + 8);
 
 template <class T>
 T load(const char* p) {
@@ -47,19 +50,31 @@ void begin_message(std::vector<char>& out) {
 }
 
 void append_parcel(std::vector<char>& out, const parcel& p) {
+  const std::size_t at = open_parcel(out, p.kind, p.source, p.action, p.signature, p.continuation);
+  out.insert(out.end(), p.payload.begin(), p.payload.end());
+  close_parcel(out, at);
+}
+
+std::size_t open_parcel(std::vector<char>& out, parcel_kind kind, std::uint32_t source,
+                        std::uint64_t action, std::uint64_t signature, std::uint64_t continuation) {
   parcel_header h{};
-  h.kind = static_cast<std::uint8_t>(p.kind);
-  h.source = p.source;
-  h.action = p.action;
-  h.signature = p.signature;
-  h.continuation = p.continuation;
-  h.payload_bytes = p.payload.size();
-  h.checksum = XXH3_64bits(p.payload.data(), p.payload.size());
+  h.kind = static_cast<std::uint8_t>(kind);
+  h.source = source;
+  h.action = action;
+  h.signature = signature;
+  h.continuation = continuation;
   const std::size_t at = out.size();
-  out.resize(at + sizeof h + p.payload.size());
-  std::memcpy(out.data() + at, &h, sizeof h);
-  if (!p.payload.empty())
-    std::memcpy(out.data() + at + sizeof h, p.payload.data(), p.payload.size());
+  // A range insert copies into the reserved room; resize would zero it first.
+  const char* bytes = reinterpret_cast<const char*>(&h);
+  out.insert(out.end(), bytes, bytes + sizeof h);
+  return at;
+}
+
+void close_parcel(std::vector<char>& out, std::size_t at) {
+  const char* payload = out.data() + at + sizeof(parcel_header);
+  const std::size_t n = out.size() - at - sizeof(parcel_header);
+  const std::uint64_t sizes[2] = {n, XXH3_64bits(payload, n)};
+  std::memcpy(out.data() + at + offsetof(parcel_header, payload_bytes), sizes, sizeof sizes);
   auto m = load<message_header>(out.data());
   m.parcels += 1;
   m.bytes = out.size();

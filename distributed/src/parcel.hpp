@@ -47,6 +47,13 @@ inline constexpr std::uint16_t wire_version = 1;
 // Appends one parcel to a message being built (begin_message first).
 void begin_message(std::vector<char>& out);
 void append_parcel(std::vector<char>& out, const parcel& p);
+// The same in two steps, so that a sender can serialise a payload straight into the message
+// (the coalescer's fused posts, no parcel object): open_parcel appends the header and returns
+// where it starts; the caller appends the payload; close_parcel fills in the payload's size
+// and checksum and counts the parcel in the message header.
+std::size_t open_parcel(std::vector<char>& out, parcel_kind kind, std::uint32_t source,
+                        std::uint64_t action, std::uint64_t signature, std::uint64_t continuation);
+void close_parcel(std::vector<char>& out, std::size_t at);
 // Bytes of the headers around a payload of n bytes (for the byte counters).
 std::size_t parcel_overhead() noexcept;
 // Bytes of a message's own header (begin_message).

@@ -33,6 +33,8 @@ parcelport::parcelport(std::unique_ptr<transport> t) : net_(std::move(t)) {
   if (distributed())
     coalescer_ = std::make_unique<coalescer>(
         rank_, size_, [this](std::uint32_t dest, std::vector<char>&& msg, std::size_t parcels) {
+          // Coalesced parcels count as sent when their message leaves.
+          counts_.parcels_sent.fetch_add(parcels, std::memory_order_relaxed);
           counts_.messages_sent.fetch_add(1, std::memory_order_relaxed);
           counts_.bytes_sent.fetch_add(msg.size(), std::memory_order_relaxed);
           net_->send(dest, message_tag::parcels, std::move(msg),
@@ -63,10 +65,8 @@ void parcelport::send_parcel(std::uint32_t dest, const parcel& p,
   // Calls and posts of a coalesced action may wait for company; answers never do (a caller
   // waits for them), nor tampered test messages.
   if (coalescer_ && !tamper && (p.kind == parcel_kind::call || p.kind == parcel_kind::post) &&
-      coalescer_->submit(dest, p)) {
-    counts_.parcels_sent.fetch_add(1, std::memory_order_relaxed);
+      coalescer_->submit(dest, p))
     return;
-  }
   std::vector<char> msg;
   msg.reserve(message_overhead() + parcel_overhead() + p.payload.size());  // one allocation
   begin_message(msg);
@@ -189,8 +189,13 @@ void parcelport::on_parcels(std::uint32_t source, std::span<const char> msg,
         payloads.push_back(p.payload);
     if (observer_ && !payloads.empty()) observer_(source, observed_action_, payloads);
   }
+  counts_.parcels_received.fetch_add(parcels.size(), std::memory_order_relaxed);
+  // The calls and posts to run as tasks, in the message's order: one task runs them all (a
+  // coalesced message carries hundreds of one action's parcels; a task each would cost more
+  // than most of them do).
+  thread_local std::vector<queued_call> to_run;
+  to_run.clear();
   for (const parcel_view& p : parcels) {
-    counts_.parcels_received.fetch_add(1, std::memory_order_relaxed);
     if (p.source != source) {
       refuse(p, "it says it comes from rank " + std::to_string(p.source) + " but came from rank " +
                     std::to_string(source));
@@ -212,8 +217,7 @@ void parcelport::on_parcels(std::uint32_t source, std::span<const char> msg,
         } else if (a->direct) {
           run_direct(p, a);
         } else {
-          const parcel_view kp = keep(p);  // sets `kept`
-          run_call(kept, kp, a);
+          to_run.push_back({keep(p), a});
         }
         break;
       }
@@ -247,13 +251,28 @@ void parcelport::on_parcels(std::uint32_t source, std::span<const char> msg,
       }
     }
   }
+  if (!to_run.empty()) run_calls(std::move(kept), to_run);
 }
 
-void parcelport::run_call(std::shared_ptr<std::vector<char>> msg, parcel_view p,
-                          const detail::action_info* a) {
-  // The task keeps the message alive: its payload is a view into it.
-  grain::post(executor{},
-              annotate(a->name.c_str(), [this, msg = std::move(msg), p, a] { execute(p, a); }));
+void parcelport::run_calls(std::shared_ptr<std::vector<char>> msg,
+                           std::vector<queued_call>& calls) {
+  // The task keeps the message alive: the payloads are views into it.
+  if (calls.size() == 1) {
+    const queued_call c = calls.front();
+    grain::post(executor{}, annotate(c.action->name.c_str(), [this, msg = std::move(msg), c] {
+                  execute(c.parcel, c.action);
+                }));
+    return;
+  }
+  // In order; execute() catches what a parcel throws, so the others still run. The task
+  // takes the calls' storage; the caller's vector starts afresh, sized for the next message.
+  const std::size_t n = calls.size();
+  const char* name = calls.front().action->name.c_str();
+  grain::post(executor{}, annotate(name, [this, msg = std::move(msg), calls = std::move(calls)] {
+                for (const queued_call& c : calls) execute(c.parcel, c.action);
+              }));
+  calls = {};
+  calls.reserve(n);
 }
 
 void parcelport::run_direct(const parcel_view& p, const detail::action_info* a) {

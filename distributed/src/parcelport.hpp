@@ -67,6 +67,15 @@ class parcelport {
   void send_action(std::uint32_t dest, const detail::action_info& a, std::vector<char> args,
                    detail::response_handler on_response,
                    const std::function<void(std::vector<char>&)>& tamper = {});
+  // A post of a coalesced action, its arguments serialised straight into the message being
+  // built for `dest` (coalescer::post, docs/coalescing.md "The per-parcel path"); false,
+  // without calling `write`, when the action is not coalesced here or a rank has died (the
+  // caller then takes send_action's path).
+  bool post_coalesced(std::uint32_t dest, const detail::action_info& a,
+                      const detail::args_writer& write) {
+    return coalescer_ && !any_dead_.load(std::memory_order_relaxed) &&
+           coalescer_->post(dest, a, write);
+  }
   // Background work: moves messages, dispatches what arrived. True when anything moved.
   bool progress();
 
@@ -99,9 +108,13 @@ class parcelport {
   void on_message(std::uint32_t source, message_tag tag, std::span<const char> bytes,
                   std::vector<char>* owner);
   void on_parcels(std::uint32_t source, std::span<const char> msg, std::vector<char>* owner);
-  // A call as a task (the task keeps the message alive), or at once for a direct action.
-  void run_call(std::shared_ptr<std::vector<char>> msg, parcel_view p,
-                const detail::action_info* a);
+  struct queued_call {
+    parcel_view parcel;
+    const detail::action_info* action = nullptr;
+  };
+  // A message's calls and posts of task actions as one task (it keeps the message alive); a
+  // direct action's run at once instead (run_direct).
+  void run_calls(std::shared_ptr<std::vector<char>> msg, std::vector<queued_call>& calls);
   void run_direct(const parcel_view& p, const detail::action_info* a);
   // Runs the action and answers the call (result, or the error it threw).
   void execute(const parcel_view& p, const detail::action_info* a);

@@ -15,17 +15,28 @@ histogram::histogram(double min, double max, std::size_t buckets)
   counts_ = std::make_unique<std::atomic<std::uint64_t>[]>(buckets + 2);
 }
 
+std::size_t histogram::bucket_of(double v) const noexcept {
+  if (!(v >= min_)) return 0;
+  if (v >= max_) return n_ + 1;
+  return std::min(n_, static_cast<std::size_t>((v - min_) / width_)) + 1;
+}
+
 void histogram::record(double v) noexcept {
-  std::size_t k;
-  if (!(v >= min_))
-    k = 0;
-  else if (v >= max_)
-    k = n_ + 1;
-  else
-    k = std::min(n_, static_cast<std::size_t>((v - min_) / width_)) + 1;
-  counts_[k].fetch_add(1, std::memory_order_relaxed);
+  counts_[bucket_of(v)].fetch_add(1, std::memory_order_relaxed);
   count_.fetch_add(1, std::memory_order_relaxed);
   sum_.fetch_add(v, std::memory_order_relaxed);
+}
+
+void histogram::add(const std::uint32_t* per_bucket, double sum) noexcept {
+  std::uint64_t n = 0;
+  for (std::size_t k = 0; k < n_ + 2; ++k)
+    if (per_bucket[k] != 0) {
+      counts_[k].fetch_add(per_bucket[k], std::memory_order_relaxed);
+      n += per_bucket[k];
+    }
+  if (n == 0) return;
+  count_.fetch_add(n, std::memory_order_relaxed);
+  sum_.fetch_add(sum, std::memory_order_relaxed);
 }
 
 std::uint64_t histogram::count() const noexcept {

@@ -3,14 +3,19 @@
 // fills; sparse traffic bypasses the queue; the /coalescing counters agree with what the
 // receivers saw. Receivers record, per message, the sequence numbers of the coalesced
 // action's parcels (testing.hpp's observer); a message must hold consecutive numbers, and the
-// messages together every number once.
+// messages together every number once. With several threads posting, each thread's parcels
+// keep their order across messages. A parcel that throws inside a coalesced message does not
+// lose the message's other parcels (they run in one task, or inline for a direct action).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,6 +82,51 @@ std::string verify(std::uint32_t source, std::int64_t n) {
   return "";
 }
 
+// "" when the messages from `source` hold, per thread t, the values (t << 32) + i for
+// i = 0..counts[t]-1 once each and in that order across the messages (as they arrived).
+std::string verify_threads(std::uint32_t source, std::vector<std::int64_t> counts) {
+  std::lock_guard lock(g_m);
+  const auto threads = static_cast<std::int64_t>(counts.size());
+  std::vector<std::int64_t> next(counts.size(), 0);
+  for (const auto& m : g_messages[source])
+    for (std::int64_t v : m) {
+      const std::int64_t t = v >> 32, i = v & 0xffffffff;
+      if (t < 0 || t >= threads) return "value " + std::to_string(v) + " from no thread";
+      if (i != next[static_cast<std::size_t>(t)])
+        return "thread " + std::to_string(t) + ": parcel " + std::to_string(i) + " where " +
+               std::to_string(next[static_cast<std::size_t>(t)]) + " was due";
+      ++next[static_cast<std::size_t>(t)];
+    }
+  for (std::size_t t = 0; t < counts.size(); ++t)
+    if (next[t] != counts[t])
+      return "thread " + std::to_string(t) + ": " + std::to_string(next[t]) + " of " +
+             std::to_string(counts[t]) + " parcels arrived";
+  return "";
+}
+
+// Parcels of `picky` and `picky_direct` that ran here, in the order they ran; multiples of
+// 10 plus 3 throw instead.
+std::vector<std::int64_t> g_ran;
+void run_picky(std::int64_t i) {
+  if (i % 10 == 3) throw std::runtime_error("picky: " + std::to_string(i) + " refused");
+  std::lock_guard lock(g_m);
+  g_ran.push_back(i);
+}
+void picky(std::int64_t i) {
+  run_picky(i);
+}
+void picky_direct(std::int64_t i) {
+  run_picky(i);
+}
+std::vector<std::int64_t> picky_ran() {
+  std::lock_guard lock(g_m);
+  return g_ran;
+}
+void picky_reset() {
+  std::lock_guard lock(g_m);
+  g_ran.clear();
+}
+
 void set_knobs(std::int64_t parcels, std::int64_t interval) {
   knobs().at("coalescing.seq.parcels").set(static_cast<double>(parcels), "test");
   knobs().at("coalescing.seq.interval").set(static_cast<double>(interval), "test");
@@ -101,6 +151,18 @@ double local_counter(const std::string& what) {
 
 double messages_sent() {
   return local_counter("count/messages");
+}
+
+// Parcels per message from `source`, in the order the messages arrived.
+std::vector<std::int64_t> message_sizes(std::uint32_t source) {
+  std::lock_guard lock(g_m);
+  std::vector<std::int64_t> n;
+  for (const auto& m : g_messages[source]) n.push_back(static_cast<std::int64_t>(m.size()));
+  return n;
+}
+
+double histogram_count() {
+  return local_counter("time/parcel-arrival-histogram/count");
 }
 
 namespace {
@@ -316,6 +378,157 @@ TEST(Coalescing, EventsEveryNParcelsCarryTheRunningTotals) {
     }
   }
   EXPECT_EQ(local_counter("count/parcels"), p0 + 1000);
+}
+
+TEST(Coalescing, ConcurrentPostersKeepEachThreadsOrderUnderKnobChanges) {
+  if (!distributed_run()) GTEST_SKIP() << "one locality: nothing to coalesce";
+  record_everywhere();
+  stream(0, 64, 100);
+  const double p0 = local_counter("count/parcels"), m0 = messages_sent();
+  // Three threads post into the same queues while the knobs change under them: each
+  // thread's parcels must arrive in its order, whichever thread's parcels share a message.
+  constexpr std::size_t threads = 3;
+  std::atomic<bool> done{false};
+  std::atomic<int> changes{0};
+  std::thread changer([&] {
+    std::mt19937 rng(151);
+    while (!done) {
+      const int k = static_cast<int>(rng() % 3);
+      if (k == 0)
+        knobs()
+            .at("coalescing.seq.parcels")
+            .set(static_cast<double>(1 + rng() % 300), "test: random change");
+      else if (k == 1)
+        knobs()
+            .at("coalescing.seq.interval")
+            .set(static_cast<double>(rng() % 3000), "test: random change");
+      else
+        knobs()
+            .at("coalescing.max-bytes")
+            .set(static_cast<double>(1024 + rng() % 8192), "test: random change");
+      ++changes;
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  });
+  const auto all = find_all_localities();
+  // Each thread posts 3,000 parcels to every other locality, and more until 100 changes
+  // were made.
+  std::vector<std::int64_t> counts(threads, 0);
+  std::vector<std::thread> posters;
+  for (std::size_t t = 0; t < threads; ++t)
+    posters.emplace_back([t, &all, &changes, &counts] {
+      std::int64_t i = 0;
+      for (; i < 3000 || changes < 100; ++i)
+        for (locality l : all)
+          if (l != find_here()) post(l, action<&seq>{}, (static_cast<std::int64_t>(t) << 32) + i);
+      counts[t] = i;
+    });
+  for (auto& p : posters) p.join();
+  done = true;
+  changer.join();
+  knobs().at("coalescing.max-bytes").set(1 << 20, "test: back to the default");
+  std::int64_t per_dest = 0;
+  for (std::int64_t c : counts) per_dest += c;
+  for (locality dest : all) {
+    if (dest == find_here()) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (async(dest, action<&received_from>{}, std::uint32_t(0)).get() < per_dest &&
+           std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    EXPECT_EQ(async(dest, action<&verify_threads>{}, std::uint32_t(0), counts).get(), "")
+        << "to locality#" << dest.rank();
+  }
+  // Exact counts: every parcel once, every message seen by a receiver.
+  EXPECT_EQ(local_counter("count/parcels") - p0,
+            static_cast<double>(per_dest * (get_num_localities() - 1)));
+  EXPECT_EQ(messages_sent() - m0, static_cast<double>(messages_received_from(0)));
+}
+
+TEST(Coalescing, ArrivalHistogramCountsEveryGapOnceItsMessageLeft) {
+  if (!distributed_run()) GTEST_SKIP() << "one locality: nothing to coalesce";
+  record_everywhere();
+  stream(0, 8, 100000);  // only full queues leave
+  const locality dest(1);
+  post(dest, action<&seq>{}, std::int64_t(0));  // alone: the first after a pause
+  expect_complete(dest, 0, 1);
+  const double h0 = histogram_count();
+  for (std::int64_t i = 1; i < 17; ++i) post(dest, action<&seq>{}, i);  // two full messages
+  expect_complete(dest, 0, 17);
+  // 16 parcels with a predecessor in their queue: 16 gaps, in the histogram once each.
+  EXPECT_EQ(histogram_count() - h0, 16);
+  double buckets = 0;
+  for (int k = 0; k < 22; ++k)
+    buckets += local_counter("time/parcel-arrival-histogram/bucket#" + std::to_string(k));
+  EXPECT_GE(buckets, 16);
+}
+
+TEST(Coalescing, ByteCapSendsTheQueueBeforeAParcelWouldOverflowIt) {
+  if (!distributed_run()) GTEST_SKIP() << "one locality: nothing to coalesce";
+  record_everywhere();
+  stream(0, 4096, 100000);  // only the byte cap (or the 100 ms timer) sends a queue
+  knobs().at("coalescing.max-bytes").set(1024, "test");
+  std::this_thread::sleep_for(std::chrono::milliseconds(110));  // the first goes alone
+  // A message header is 24 bytes, a parcel of seq 48 + 8: 17 parcels make 976 bytes, an
+  // 18th would make 1,032 > 1,024, so it goes into the next message.
+  const locality dest(1);
+  for (std::int64_t i = 0; i < 36; ++i) post(dest, action<&seq>{}, i);
+  expect_complete(dest, 0, 36);  // the last one after the timer's 100 ms
+  knobs().at("coalescing.max-bytes").set(1 << 20, "test: back to the default");
+  EXPECT_EQ(async(dest, action<&message_sizes>{}, std::uint32_t(0)).get(),
+            (std::vector<std::int64_t>{1, 17, 17, 1}));
+}
+
+namespace {
+
+// Posts 0..200 of action A to locality 1, coalesced 50 to a message, and checks that every
+// parcel but the 20 that throw ran there once, each message's parcels in order.
+template <class A>
+void throwing_parcels_lose_nothing(const std::string& knob) {
+  const locality dest(1);
+  async(dest, action<&picky_reset>{}).get();
+  enable_coalescing(A{});
+  knobs().at("coalescing." + knob + ".parcels").set(50, "test");
+  knobs().at("coalescing." + knob + ".interval").set(100000, "test");  // only full ones leave
+  const std::string prefix =
+      "/coalescing{action#" + knob + "/locality#" + std::to_string(find_here().rank()) + "}/";
+  const auto messages = [&] {
+    auto v = instrumentation::registry().value(prefix + "count/messages");
+    return v && v->available ? v->value : 0.0;
+  };
+  const double m0 = messages();
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));  // the first goes alone
+  constexpr std::int64_t n = 201;                               // 1 + 4 messages of 50
+  for (std::int64_t i = 0; i < n; ++i) post(dest, A{}, i);
+  std::vector<std::int64_t> ran;
+  const auto t0 = std::chrono::steady_clock::now();
+  while ((ran = async(dest, action<&picky_ran>{}).get()).size() < 181 &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_EQ(messages() - m0, 5) << "1 alone, then 4 full messages of 50";
+  ASSERT_EQ(ran.size(), 181U) << "every parcel but the 20 that threw";
+  std::set<std::int64_t> once(ran.begin(), ran.end());
+  EXPECT_EQ(once.size(), ran.size()) << "a parcel ran twice";
+  for (std::int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(once.count(i), i % 10 == 3 ? 0U : 1U) << "parcel " << i;
+  // The parcels of one message (1..50, 51..100, ...) ran in their order.
+  for (std::int64_t k = 0; k < 4; ++k) {
+    std::vector<std::int64_t> mine;
+    for (std::int64_t v : ran)
+      if (v > 50 * k && v <= 50 * (k + 1)) mine.push_back(v);
+    EXPECT_TRUE(std::is_sorted(mine.begin(), mine.end())) << "message " << k + 1;
+  }
+}
+
+}  // namespace
+
+TEST(Coalescing, AThrowingParcelDoesNotLoseTheRestOfItsMessage) {
+  if (!distributed_run()) GTEST_SKIP() << "one locality: nothing to coalesce";
+  throwing_parcels_lose_nothing<action<&picky>>("picky");
+}
+
+TEST(Coalescing, AThrowingDirectParcelDoesNotLoseTheRestOfItsMessage) {
+  if (!distributed_run()) GTEST_SKIP() << "one locality: nothing to coalesce";
+  throwing_parcels_lose_nothing<direct_action<&picky_direct>>("picky_direct");
 }
 
 }  // namespace grain::test::coalescing

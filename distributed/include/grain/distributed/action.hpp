@@ -46,6 +46,15 @@ struct action_info {
   bool direct = false;  // run in the network's progress, not as a task
 };
 
+// Serialises one call's arguments (appends them to `out`), type-erased without an
+// allocation: a post of a coalesced action writes them straight into the message being built
+// (docs/coalescing.md, "The per-parcel path").
+struct args_writer {
+  void (*write)(const void* ctx, std::vector<char>& out) = nullptr;
+  const void* ctx = nullptr;
+  void operator()(std::vector<char>& out) const { write(ctx, out); }
+};
+
 // Registers once; returns the stored entry (stable address). Aborts with a message when two
 // different names hash to the same id, or when one function is named both as an action and
 // as a direct action.

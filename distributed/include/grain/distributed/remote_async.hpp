@@ -40,6 +40,10 @@ using response_handler = std::function<void(bool ok, std::span<const char> paylo
 // empty: a post, nothing comes back.
 void send_action(std::uint32_t dest, const action_info& a, std::vector<char> args,
                  response_handler on_response);
+// A post of a coalesced action: `write` serialises the arguments straight into the message
+// being built for `dest`. False, without calling `write`, when the action is not coalesced
+// (the caller then serialises them for send_action).
+bool post_coalesced(std::uint32_t dest, const action_info& a, const args_writer& write);
 // Throws std::out_of_range for a rank outside [0, get_num_localities()).
 void check_locality(const locality& loc);
 
@@ -51,8 +55,13 @@ struct serialize_as<std::tuple<P...>> {
   static std::vector<char> bytes(A&&... a) {
     static_assert(sizeof...(P) == sizeof...(A), "grain::async: wrong number of arguments");
     std::vector<char> out;
-    serialize_values<P...>(out, P(std::forward<A>(a))...);
+    append(out, std::forward<A>(a)...);
     return out;
+  }
+  template <class... A>
+  static void append(std::vector<char>& out, A&&... a) {
+    static_assert(sizeof...(P) == sizeof...(A), "grain::post: wrong number of arguments");
+    serialize_values<P...>(out, P(std::forward<A>(a))...);
   }
 };
 
@@ -100,9 +109,15 @@ void post(const locality& loc, action<F, M> act, A&&... a) {
     grain::post(executor{}, annotate(info.name.c_str(), F), std::forward<A>(a)...);
     return;
   }
-  detail::send_action(
-      loc.rank(), info,
-      detail::serialize_as<typename action<F, M>::args_type>::bytes(std::forward<A>(a)...), {});
+  using args = detail::serialize_as<typename action<F, M>::args_type>;
+  // A coalesced action's arguments go straight into the message being built (no parcel, no
+  // allocation); `write` runs at most once, and only when that path takes the post.
+  const auto write = [&](std::vector<char>& out) { args::append(out, std::forward<A>(a)...); };
+  using writer = decltype(write);
+  const detail::args_writer fused{
+      [](const void* w, std::vector<char>& out) { (*static_cast<const writer*>(w))(out); }, &write};
+  if (detail::post_coalesced(loc.rank(), info, fused)) return;
+  detail::send_action(loc.rank(), info, args::bytes(std::forward<A>(a)...), {});
 }
 
 }  // namespace grain

@@ -153,6 +153,11 @@ class histogram {
  public:
   histogram(double min, double max, std::size_t buckets);
   void record(double v) noexcept;
+  // For a writer that counts locally and adds in batches: the bucket record(v) would count v
+  // in, and the addition of such counts (per_bucket[K] values in bucket K, K < buckets()+2)
+  // whose sum is `sum`.
+  std::size_t bucket_of(double v) const noexcept;
+  void add(const std::uint32_t* per_bucket, double sum) noexcept;
   double min() const noexcept { return min_; }
   double max() const noexcept { return max_; }
   std::size_t buckets() const noexcept { return n_; }  // inner buckets; +2 outer ones
