@@ -182,26 +182,19 @@ void collectives_engine::contribute(detail::collective_contribution&& c) {
 
 bool collectives_engine::try_lone(channel& ch, detail::collective_contribution& c,
                                   std::vector<delivery>& out) {
+  // The generation it joins must be the next to start (none of the kind open or waiting).
   if (!net_ || c.args.local_contributors != 1 || c.args.generation >= 0 || c.args.this_site >= 0 ||
-      c.error || !ch.slots.empty() || ch.lone_busy ||
+      c.error || !ch.slots.empty() || ch.auto_next > ch.next_start || ch.lone_busy ||
       ch.lone_handing.load(std::memory_order_acquire))
     return false;
-  const std::uint64_t g = std::max(ch.auto_next, ch.next_start);
-  if (g != ch.next_start) return false;
+  const std::uint64_t g = ch.next_start;
   slot& s = ch.lone;
+  renew(s);
   s.kind = c.kind;
   s.generation = g;
   s.root = c.root;
   s.size = c.size;
-  s.expected = 1;
-  s.arrived = 0;
   s.type_id = c.type_id;
-  s.delivered = false;
-  s.has_value = false;
-  s.local.clear();
-  s.done.clear();
-  s.sites.clear();
-  s.error.clear();
   add(s, c);
   s.first_ns = s.last_ns;
   s.st = state::ready;
@@ -228,16 +221,24 @@ void collectives_engine::retire(channel& ch, std::map<std::uint64_t, slot>::iter
   auto node = ch.slots.extract(it);
   if (ch.spares.size() >= max_spares) return;
   slot& s = node.mapped();
-  // A new slot's fields, but the byte buffers keep their capacity.
+  renew(s);
+  s.send.clear();  // start_ready fills a slot whose block is empty
+  s.recv.clear();
+  ch.spares.push_back(std::move(node));
+}
+
+void collectives_engine::renew(slot& s) {
+  // A new slot's fields; the vectors keep their capacity (no allocation per generation), and
+  // the blocks their bytes (fill_block writes over them).
   std::vector<char> local = std::move(s.local), send = std::move(s.send), recv = std::move(s.recv);
+  std::vector<done_fn> done = std::move(s.done);
   local.clear();
-  send.clear();
-  recv.clear();
+  done.clear();
   s = slot{};
   s.local = std::move(local);
   s.send = std::move(send);
   s.recv = std::move(recv);
-  ch.spares.push_back(std::move(node));
+  s.done = std::move(done);
 }
 
 void collectives_engine::add(slot& s, detail::collective_contribution& c) {
@@ -366,15 +367,19 @@ collectives_engine::delivery collectives_engine::finish(slot& s, std::span<char>
   d.kind = s.kind;
   d.done = std::move(s.done);
   s.done.clear();
-  s.st = state::finished;
   std::span<const char> result;
-  const std::string error = outcome(s, blocks, net_error, result);
-  if (!error.empty())
-    d.error = failure(error);
-  else
-    d.result.assign(result.begin(), result.end());
-  account(s, !error.empty());
+  d.error = conclude(s, blocks, net_error, result);
+  if (!d.error) d.result.assign(result.begin(), result.end());
   return d;
+}
+
+std::exception_ptr collectives_engine::conclude(slot& s, std::span<char> blocks,
+                                                const std::string& net_error,
+                                                std::span<const char>& result) {
+  s.st = state::finished;
+  const std::string error = outcome(s, blocks, net_error, result);
+  account(s, !error.empty());
+  return error.empty() ? nullptr : failure(error);
 }
 
 std::string collectives_engine::outcome(slot& s, std::span<char> blocks,
@@ -606,10 +611,7 @@ bool collectives_engine::progress() {
             // Handed out from the slot's buffers after the lock (no copy, no allocation).
             lone_delivery& d = lones[n_lones++];
             d.ch = &ch;
-            s.st = state::finished;
-            const std::string error = outcome(s, s.recv, f.error, d.result);
-            if (!error.empty()) d.error = failure(error);
-            account(s, !error.empty());
+            d.error = conclude(s, s.recv, f.error, d.result);
             ch.lone_handing.store(true, std::memory_order_relaxed);
             continue;
           }

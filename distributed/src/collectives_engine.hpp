@@ -113,6 +113,7 @@ class collectives_engine {
   // The lone path: true when c was taken (started, or failed to start and reported).
   bool try_lone(channel& ch, detail::collective_contribution& c, std::vector<delivery>& out);
   std::map<std::uint64_t, slot>::iterator new_slot(channel& ch, std::uint64_t g);
+  static void renew(slot& s);
   void retire(channel& ch, std::map<std::uint64_t, slot>::iterator it);
   void add(slot& s, detail::collective_contribution& c);  // takes c's done and combine
   void start_ready(channel& ch, std::vector<delivery>& out);
@@ -123,6 +124,9 @@ class collectives_engine {
   // empty and `result` pointing into `blocks` or the slot's own value.
   std::string outcome(slot& s, std::span<char> blocks, const std::string& net_error,
                       std::span<const char>& result);
+  // The generation finished here: outcome, then the counters; its error, if any.
+  std::exception_ptr conclude(slot& s, std::span<char> blocks, const std::string& net_error,
+                              std::span<const char>& result);
   void hand_out_lone(lone_delivery& d);
   // The slot's contributors get `why` as their error, once (the network operation, if any,
   // goes on); `count`: as a failed operation in the counters.
