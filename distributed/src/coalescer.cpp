@@ -162,14 +162,18 @@ std::uint64_t coalescer::queue_parcel(std::uint32_t dest, action_state& s, parce
   std::lock_guard lock(q.m);
   const std::uint64_t now = now_ns();
   const std::uint64_t gap = q.last_ns == 0 ? never : now - q.last_ns;
+  // A batch's parcels share its signature (every caller gives the action's own).
+  if (!q.msg.empty() && q.signature != signature) flush(dest, q, s);
   // The parcel first, so that an exception of `write` changes nothing.
   if (q.msg.empty()) {
     q.msg.reserve(std::max(q.last_bytes, std::size_t{1024}));
-    begin_message(q.msg);
+    begin_batch(q.msg, rank_, s.id, signature);
+    q.signature = signature;
   }
-  const std::size_t at = open_parcel(q.msg, kind, rank_, s.id, signature, continuation);
+  const std::size_t at = open_batch_parcel(q.msg, kind, continuation);
   try {
     write(q.msg);
+    close_batch_parcel(q.msg, at);
   } catch (...) {
     q.msg.resize(q.parcels == 0 ? 0 : at);
     throw;
@@ -179,11 +183,8 @@ std::uint64_t coalescer::queue_parcel(std::uint32_t dest, action_state& s, parce
     std::vector<char> parcel_bytes(q.msg.begin() + static_cast<std::ptrdiff_t>(at), q.msg.end());
     q.msg.resize(at);
     flush(dest, q, s);
-    begin_message(q.msg);
+    begin_batch(q.msg, rank_, s.id, signature);
     q.msg.insert(q.msg.end(), parcel_bytes.begin(), parcel_bytes.end());
-    close_parcel(q.msg, message_overhead());
-  } else {
-    close_parcel(q.msg, at);
   }
   ++q.parcels;
   // One writer per destination (this lock): plain stores, no read-modify-write.
@@ -244,6 +245,7 @@ void coalescer::maybe_raise_event(action_state& s, std::uint64_t now) {
 void coalescer::flush(std::uint32_t dest, queue& q, action_state& s) {
   if (q.msg.empty()) return;
   const std::size_t n = q.parcels;
+  seal_batch(q.msg, n);
   std::vector<char> msg;
   msg.swap(q.msg);
   q.parcels = 0;

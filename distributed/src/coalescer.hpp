@@ -126,7 +126,8 @@ class coalescer {
   static constexpr std::size_t histogram_buckets = 20;
   struct queue {
     queue_lock m;
-    std::vector<char> msg;  // the message being built (empty: nothing queued)
+    std::vector<char> msg;        // the batch being built (empty: nothing queued)
+    std::uint64_t signature = 0;  // of the batch's action
     std::size_t parcels = 0;
     std::size_t last_bytes = 0;              // of the last message sent: the next one's reserve
     std::uint64_t last_ns = 0;               // arrival of the previous parcel (0: none yet)

@@ -3,6 +3,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -12,14 +13,30 @@ namespace grain::distributed {
 
 namespace {
 
+enum class message_format : std::uint16_t { parcels = 0, batch = 1 };
+
 struct message_header {
   std::uint32_t magic;
   std::uint16_t version;
-  std::uint16_t reserved;
+  std::uint16_t format;  // message_format
   std::uint32_t parcels;
-  std::uint32_t reserved2;
+  std::uint32_t reserved;
   std::uint64_t bytes;  // the whole message, this header included
 };
+
+struct batch_header {
+  std::uint32_t source;
+  std::uint32_t reserved;
+  std::uint64_t action;
+  std::uint64_t signature;
+  std::uint64_t checksum;  // XXH3 of the bytes after this header
+};
+
+// A batch parcel's first word: its payload's size, and whether it is a call (a continuation
+// follows the word then).
+constexpr std::uint32_t batch_call_bit = 0x8000'0000u;
+constexpr std::size_t batch_max_payload = batch_call_bit - 1;
+constexpr std::size_t batch_start = sizeof(message_header) + sizeof(batch_header);
 
 struct parcel_header {
   std::uint8_t kind;
@@ -44,7 +61,12 @@ T load(const char* p) {
 }  // namespace
 
 void begin_message(std::vector<char>& out) {
-  message_header h{message_magic, wire_version, 0, 0, 0, sizeof(message_header)};
+  message_header h{message_magic,
+                   wire_version,
+                   static_cast<std::uint16_t>(message_format::parcels),
+                   0,
+                   0,
+                   sizeof(message_header)};
   out.resize(sizeof h);
   std::memcpy(out.data(), &h, sizeof h);
 }
@@ -81,6 +103,56 @@ void close_parcel(std::vector<char>& out, std::size_t at) {
   std::memcpy(out.data(), &m, sizeof m);
 }
 
+void begin_batch(std::vector<char>& out, std::uint32_t source, std::uint64_t action,
+                 std::uint64_t signature) {
+  const message_header m{
+      message_magic, wire_version, static_cast<std::uint16_t>(message_format::batch), 0, 0,
+      batch_start};
+  const batch_header b{source, 0, action, signature, 0};
+  out.resize(batch_start);
+  std::memcpy(out.data(), &m, sizeof m);
+  std::memcpy(out.data() + sizeof m, &b, sizeof b);
+}
+
+std::size_t open_batch_parcel(std::vector<char>& out, parcel_kind kind,
+                              std::uint64_t continuation) {
+  const std::size_t at = out.size();
+  if (kind == parcel_kind::call) {
+    char head[12];
+    std::memcpy(head, &batch_call_bit, 4);
+    std::memcpy(head + 4, &continuation, 8);
+    out.insert(out.end(), head, head + sizeof head);
+  } else {
+    const std::uint32_t word = 0;
+    const char* bytes = reinterpret_cast<const char*>(&word);
+    out.insert(out.end(), bytes, bytes + sizeof word);
+  }
+  return at;
+}
+
+void close_batch_parcel(std::vector<char>& out, std::size_t at) {
+  std::uint32_t word = load<std::uint32_t>(out.data() + at);
+  const std::size_t head = (word & batch_call_bit) ? 12 : 4;
+  const std::size_t n = out.size() - at - head;
+  if (n > batch_max_payload) {
+    out.resize(at);
+    throw parcel_error("a coalesced parcel's arguments take " + std::to_string(n) +
+                       " bytes, more than a batch carries (" + std::to_string(batch_max_payload) +
+                       ")");
+  }
+  word |= static_cast<std::uint32_t>(n);
+  std::memcpy(out.data() + at, &word, sizeof word);
+}
+
+void seal_batch(std::vector<char>& out, std::size_t parcels) {
+  auto m = load<message_header>(out.data());
+  m.parcels = static_cast<std::uint32_t>(parcels);
+  m.bytes = out.size();
+  std::memcpy(out.data(), &m, sizeof m);
+  const std::uint64_t sum = XXH3_64bits(out.data() + batch_start, out.size() - batch_start);
+  std::memcpy(out.data() + sizeof m + offsetof(batch_header, checksum), &sum, sizeof sum);
+}
+
 std::size_t parcel_overhead() noexcept {
   return sizeof(parcel_header);
 }
@@ -88,6 +160,55 @@ std::size_t parcel_overhead() noexcept {
 std::size_t message_overhead() noexcept {
   return sizeof(message_header);
 }
+
+namespace {
+
+// The parcels of a batch (decode_message, after the message header's checks).
+void decode_batch(std::span<const char> bytes, std::uint32_t parcels,
+                  std::vector<parcel_view>& out) {
+  if (bytes.size() < batch_start)
+    throw parcel_error("batch of " + std::to_string(bytes.size()) +
+                       " bytes is shorter than its headers");
+  const auto b = load<batch_header>(bytes.data() + sizeof(message_header));
+  const bool corrupt =
+      XXH3_64bits(bytes.data() + batch_start, bytes.size() - batch_start) != b.checksum;
+  // Each parcel takes 4 bytes at least: a garbage count cannot make a garbage allocation.
+  out.reserve(std::min<std::size_t>(parcels, (bytes.size() - batch_start) / 4));
+  std::size_t at = batch_start;
+  for (std::uint32_t i = 0; i < parcels; ++i) {
+    if (bytes.size() - at < 4)
+      throw parcel_error("parcel " + std::to_string(i) + " of a batch of " +
+                         std::to_string(parcels) + " is cut off in its header");
+    const auto word = load<std::uint32_t>(bytes.data() + at);
+    at += 4;
+    parcel_view p;
+    p.kind = parcel_kind::post;
+    p.source = b.source;
+    p.action = b.action;
+    p.signature = b.signature;
+    p.corrupt = corrupt;
+    if (word & batch_call_bit) {
+      if (bytes.size() - at < 8)
+        throw parcel_error("parcel " + std::to_string(i) + " of a batch of " +
+                           std::to_string(parcels) + " is cut off in its continuation");
+      p.kind = parcel_kind::call;
+      p.continuation = load<std::uint64_t>(bytes.data() + at);
+      at += 8;
+    }
+    const std::size_t n = word & ~batch_call_bit;
+    if (n > bytes.size() - at)
+      throw parcel_error("parcel " + std::to_string(i) + " of a batch says " + std::to_string(n) +
+                         " payload bytes, only " + std::to_string(bytes.size() - at) +
+                         " are left (truncated?)");
+    p.payload = bytes.subspan(at, n);
+    at += n;
+    out.push_back(p);
+  }
+  if (at != bytes.size())
+    throw parcel_error(std::to_string(bytes.size() - at) + " bytes after the last parcel");
+}
+
+}  // namespace
 
 std::vector<parcel_view> decode_message(std::span<const char> bytes) {
   std::vector<parcel_view> out;
@@ -108,6 +229,12 @@ void decode_message(std::span<const char> bytes, std::vector<parcel_view>& out) 
   if (m.bytes != bytes.size())
     throw parcel_error("message says " + std::to_string(m.bytes) + " bytes, " +
                        std::to_string(bytes.size()) + " arrived (truncated?)");
+  if (m.format == static_cast<std::uint16_t>(message_format::batch)) {
+    decode_batch(bytes, m.parcels, out);
+    return;
+  }
+  if (m.format != static_cast<std::uint16_t>(message_format::parcels))
+    throw parcel_error("message has unknown format " + std::to_string(m.format));
   std::size_t at = sizeof(message_header);
   for (std::uint32_t i = 0; i < m.parcels; ++i) {
     if (bytes.size() - at < sizeof(parcel_header))
@@ -133,8 +260,22 @@ void decode_message(std::span<const char> bytes, std::vector<parcel_view>& out) 
 }
 
 bool first_parcel_header(std::span<const char> bytes, parcel_view& out) noexcept {
+  if (bytes.size() < sizeof(message_header)) return false;
+  const auto m = load<message_header>(bytes.data());
+  if (m.magic != message_magic) return false;
+  if (m.format == static_cast<std::uint16_t>(message_format::batch)) {
+    if (bytes.size() < batch_start + 4) return false;
+    const auto b = load<batch_header>(bytes.data() + sizeof m);
+    const auto word = load<std::uint32_t>(bytes.data() + batch_start);
+    out = {parcel_kind::post, b.source, b.action, b.signature, 0, {}, true};
+    if (word & batch_call_bit) {
+      if (bytes.size() < batch_start + 12) return false;
+      out.kind = parcel_kind::call;
+      out.continuation = load<std::uint64_t>(bytes.data() + batch_start + 4);
+    }
+    return true;
+  }
   if (bytes.size() < sizeof(message_header) + sizeof(parcel_header)) return false;
-  if (load<message_header>(bytes.data()).magic != message_magic) return false;
   const auto h = load<parcel_header>(bytes.data() + sizeof(message_header));
   if (h.kind < 1 || h.kind > 4) return false;
   out = {

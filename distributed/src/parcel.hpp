@@ -1,8 +1,16 @@
 #pragma once
 // The wire format of parcels and of the messages that carry them. A message is
-//   message_header { magic, version, parcel count, total bytes }
-//   then per parcel: parcel_header { kind, source, action id, signature, continuation,
-//                                    payload size, payload checksum } and the payload.
+//   message_header { magic, version, format, parcel count, total bytes }
+// and then, in the `parcels` format (a parcel alone, or parcels of any kinds and actions),
+//   per parcel: parcel_header { kind, source, action id, signature, continuation,
+//                               payload size, payload checksum } and the payload;
+// in the `batch` format (a coalesced message: parcels of one source and action),
+//   batch_header { source, action id, signature, checksum of everything after it }
+//   per parcel: a 32-bit word (payload size, top bit set for a call), a call's continuation
+//               (64 bits), and the payload.
+// A batch says once what its parcels share: a coalesced parcel of a few bytes of arguments
+// costs 4 bytes of framing instead of 48, and one checksum per message instead of one per
+// parcel (docs/coalescing.md, "The per-parcel path").
 // Everything is native byte order: every rank is the same binary on the same machine kind.
 // decode_message() checks every size against the bytes received and every payload against
 // its checksum (XXH3), so a truncated or corrupted message is an error naming what is wrong,
@@ -42,7 +50,7 @@ struct parcel_view {
 };
 
 inline constexpr std::uint32_t message_magic = 0x47524e31;  // "GRN1"
-inline constexpr std::uint16_t wire_version = 1;
+inline constexpr std::uint16_t wire_version = 2;
 
 // Appends one parcel to a message being built (begin_message first).
 void begin_message(std::vector<char>& out);
@@ -54,6 +62,16 @@ void append_parcel(std::vector<char>& out, const parcel& p);
 std::size_t open_parcel(std::vector<char>& out, parcel_kind kind, std::uint32_t source,
                         std::uint64_t action, std::uint64_t signature, std::uint64_t continuation);
 void close_parcel(std::vector<char>& out, std::size_t at);
+// A batch (a coalesced message): begin_batch starts it; per parcel open_batch_parcel
+// appends the parcel's framing and returns where it starts, the caller appends the payload,
+// close_batch_parcel fills in its size (throws grain::parcel_error above 2 GiB - 1); before
+// it leaves, seal_batch writes the parcel count, the size and the checksum. Its parcels are
+// calls or posts.
+void begin_batch(std::vector<char>& out, std::uint32_t source, std::uint64_t action,
+                 std::uint64_t signature);
+std::size_t open_batch_parcel(std::vector<char>& out, parcel_kind kind, std::uint64_t continuation);
+void close_batch_parcel(std::vector<char>& out, std::size_t at);
+void seal_batch(std::vector<char>& out, std::size_t parcels);
 // Bytes of the headers around a payload of n bytes (for the byte counters).
 std::size_t parcel_overhead() noexcept;
 // Bytes of a message's own header (begin_message).
@@ -61,7 +79,8 @@ std::size_t message_overhead() noexcept;
 
 // Splits a received message into parcels; throws grain::parcel_error naming the problem
 // when the framing is broken. A parcel whose payload fails its checksum is returned marked
-// `corrupt`, so that a call can still be answered with an error.
+// `corrupt`, so that a call can still be answered with an error (in a batch, whose checksum
+// covers all of them, every parcel is then marked).
 std::vector<parcel_view> decode_message(std::span<const char> bytes);
 // The same into `out` (cleared first), so that a caller may reuse its storage.
 void decode_message(std::span<const char> bytes, std::vector<parcel_view>& out);

@@ -468,14 +468,14 @@ TEST(Coalescing, ByteCapSendsTheQueueBeforeAParcelWouldOverflowIt) {
   stream(0, 4096, 100000);  // only the byte cap (or the 100 ms timer) sends a queue
   knobs().at("coalescing.max-bytes").set(1024, "test");
   std::this_thread::sleep_for(std::chrono::milliseconds(110));  // the first goes alone
-  // A message header is 24 bytes, a parcel of seq 48 + 8: 17 parcels make 976 bytes, an
-  // 18th would make 1,032 > 1,024, so it goes into the next message.
+  // A batch's headers are 56 bytes, a parcel of seq 4 + 8: 80 parcels make 1,016 bytes, an
+  // 81st would make 1,028 > 1,024, so it goes into the next message.
   const locality dest(1);
-  for (std::int64_t i = 0; i < 36; ++i) post(dest, action<&seq>{}, i);
-  expect_complete(dest, 0, 36);  // the last one after the timer's 100 ms
+  for (std::int64_t i = 0; i < 162; ++i) post(dest, action<&seq>{}, i);
+  expect_complete(dest, 0, 162);  // the last one after the timer's 100 ms
   knobs().at("coalescing.max-bytes").set(1 << 20, "test: back to the default");
   EXPECT_EQ(async(dest, action<&message_sizes>{}, std::uint32_t(0)).get(),
-            (std::vector<std::int64_t>{1, 17, 17, 1}));
+            (std::vector<std::int64_t>{1, 80, 80, 1}));
 }
 
 namespace {
