@@ -151,6 +151,16 @@ bool coalescer::post(std::uint32_t dest, const detail::action_info& a,
   return true;
 }
 
+bool coalescer::call(std::uint32_t dest, const detail::action_info& a, std::uint64_t continuation,
+                     const detail::args_writer& write) {
+  if (dest >= localities_) return false;
+  action_state* s = find(a.id);
+  if (!s) return false;
+  maybe_raise_event(*s,
+                    queue_parcel(dest, *s, parcel_kind::call, a.signature, continuation, write));
+  return true;
+}
+
 std::uint64_t coalescer::queue_parcel(std::uint32_t dest, action_state& s, parcel_kind kind,
                                       std::uint64_t signature, std::uint64_t continuation,
                                       const detail::args_writer& write) {

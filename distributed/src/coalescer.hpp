@@ -107,6 +107,9 @@ class coalescer {
   // calling `write`, when the action is not coalesced. An exception of `write` leaves the
   // queue as it was.
   bool post(std::uint32_t dest, const detail::action_info& a, const detail::args_writer& write);
+  // The same for a call whose answer goes to `continuation`.
+  bool call(std::uint32_t dest, const detail::action_info& a, std::uint64_t continuation,
+            const detail::args_writer& write);
   // Sends every queued parcel now (the end of the program, before counting messages).
   void flush_all();
 

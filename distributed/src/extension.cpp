@@ -31,6 +31,12 @@ class distributed_extension final : public extension {
              "coalesce the parcels of these actions (docs/coalescing.md; knobs "
              "coalescing.ACTION.parcels/.interval)",
              true, true, "ACTION[,ACTION]"},
+            {"mpi-threads",
+             "how grain asks MPI for threads: single (MPI_THREAD_SINGLE, every call serialised "
+             "by grain's lock, as HPX's hpx.parcel.mpi.multithreaded=0), serialized "
+             "(MPI_THREAD_SERIALIZED), or auto (single with Open MPI, else serialized; the "
+             "default; docs/distributed.md)",
+             true, false, "auto|single|serialized"},
             {"collectives-timeout",
              "fail a collective generation that waits longer than MS milliseconds for a "
              "contribution or a locality (docs/collectives.md; default 60000)",
@@ -39,8 +45,14 @@ class distributed_extension final : public extension {
 
   void configure(const options& opts, runtime_core& rt) override {
     std::unique_ptr<transport> t;
+    mpi_threads threads = mpi_threads::automatic;
     try {
-      t = make_mpi_transport();
+      threads = parse_mpi_threads(opts.get("mpi-threads", "auto"));
+    } catch (const std::invalid_argument& e) {
+      throw option_error(e.what());
+    }
+    try {
+      t = make_mpi_transport(threads);
     } catch (const std::exception& e) {
       throw option_error(std::string("cannot join the MPI job: ") + e.what());
     }

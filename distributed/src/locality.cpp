@@ -35,17 +35,22 @@ void check_locality(const locality& loc) {
                             ")");
 }
 
-void send_action(std::uint32_t dest, const action_info& a, std::vector<char> args,
-                 response_handler on_response) {
+namespace {
+distributed::parcelport& running_port() {
   auto* p = distributed::parcelport::current();
   if (!p || !p->distributed())
     throw std::logic_error("grain: a remote call needs a running distributed runtime");
-  p->send_action(dest, a, std::move(args), std::move(on_response));
+  return *p;
+}
+}  // namespace
+
+void send_post(std::uint32_t dest, const action_info& a, const args_writer& write) {
+  running_port().post(dest, a, write);
 }
 
-bool post_coalesced(std::uint32_t dest, const action_info& a, const args_writer& write) {
-  auto* p = distributed::parcelport::current();
-  return p && p->post_coalesced(dest, a, write);
+void send_call(std::uint32_t dest, const action_info& a, const args_writer& write,
+               response_handler on_response) {
+  running_port().call(dest, a, write, std::move(on_response));
 }
 
 }  // namespace detail

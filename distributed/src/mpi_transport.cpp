@@ -1,5 +1,6 @@
-// The MPI transport (transport.hpp). Thread level MPI_THREAD_SERIALIZED: any thread may send
-// or progress, but only one at a time, under `network_` — a try_lock, so a worker never
+// The MPI transport (transport.hpp). Thread level MPI_THREAD_SERIALIZED, or SINGLE
+// (transport.hpp, mpi_threads): any thread may send or progress, but only one at a time,
+// under `network_` — a try_lock, so a worker never
 // waits for another one's MPI call (seed 001 §3.2: progress is background work, not a
 // thread of its own). Small messages (≤ 8 KiB) land in a ring of receives posted in advance
 // (no probe, no allocation per message); a larger one is announced there by a notice in its
@@ -7,6 +8,9 @@
 // the order MPI matched it. Everything runs on duplicates of MPI_COMM_WORLD, so the
 // application's own MPI traffic cannot match grain's messages.
 #include "transport.hpp"
+
+#include <stdexcept>
+#include <string>
 
 #if GRAIN_WITH_MPI
 
@@ -47,23 +51,32 @@ void check(int rc, const char* what) {
 
 class mpi_transport final : public transport {
  public:
-  mpi_transport() {
+  explicit mpi_transport(mpi_threads threads) {
+#if defined(OMPI_MAJOR_VERSION)
+    if (threads == mpi_threads::automatic) threads = mpi_threads::single;
+#endif
+    const int wanted =
+        threads == mpi_threads::single ? MPI_THREAD_SINGLE : MPI_THREAD_SERIALIZED;
     int initialized = 0;
     MPI_Initialized(&initialized);
     int provided = 0;
     if (!initialized) {
-      check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+      check(MPI_Init_thread(nullptr, nullptr, wanted, &provided), "MPI_Init_thread");
       owns_mpi_ = true;
     } else {
       MPI_Query_thread(&provided);
     }
-    if (provided < MPI_THREAD_SERIALIZED)
+    if (provided < wanted)
       throw std::runtime_error(
           "grain needs MPI_THREAD_SERIALIZED or more (its workers take turns in MPI); this MPI "
           "was initialised with a lower level — call MPI_Init_thread with "
-          "MPI_THREAD_SERIALIZED, or leave MPI's initialisation to grain");
-    level_ = provided >= MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE (used as SERIALIZED)"
-                                             : "MPI_THREAD_SERIALIZED";
+          "MPI_THREAD_SERIALIZED, leave MPI's initialisation to grain, or run with "
+          "--grain:mpi-threads=single (grain's own lock then serialises every MPI call)");
+    level_ = provided >= MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE (used as SERIALIZED)"
+             : provided >= MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+             : provided >= MPI_THREAD_FUNNELED
+                 ? "MPI_THREAD_FUNNELED (calls serialised by grain's lock)"
+                 : "MPI_THREAD_SINGLE (calls serialised by grain's lock)";
     check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
     // Errors come back as codes and are reported with grain's context.
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
@@ -418,11 +431,11 @@ class mpi_transport final : public transport {
 
 }  // namespace
 
-std::unique_ptr<transport> make_mpi_transport() {
+std::unique_ptr<transport> make_mpi_transport(mpi_threads threads) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized && !started_by_mpirun()) return nullptr;
-  return std::make_unique<mpi_transport>();
+  return std::make_unique<mpi_transport>(threads);
 }
 
 }  // namespace grain::distributed
@@ -430,9 +443,21 @@ std::unique_ptr<transport> make_mpi_transport() {
 #else
 
 namespace grain::distributed {
-std::unique_ptr<transport> make_mpi_transport() {
+std::unique_ptr<transport> make_mpi_transport(mpi_threads) {
   return nullptr;
 }
 }  // namespace grain::distributed
 
 #endif
+
+namespace grain::distributed {
+
+mpi_threads parse_mpi_threads(const std::string& value) {
+  if (value == "auto") return mpi_threads::automatic;
+  if (value == "single") return mpi_threads::single;
+  if (value == "serialized") return mpi_threads::serialized;
+  throw std::invalid_argument("--grain:mpi-threads=" + value +
+                              ": expected auto, single or serialized");
+}
+
+}  // namespace grain::distributed

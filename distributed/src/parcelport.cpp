@@ -78,6 +78,13 @@ void parcelport::send_parcel(std::uint32_t dest, const parcel& p,
   net_->send(dest, message_tag::parcels, std::move(msg));
 }
 
+std::string parcelport::dead_reason(std::uint32_t dest) {
+  if (!any_dead_.load(std::memory_order_acquire)) return {};
+  std::lock_guard lock(calls_mutex_);
+  const auto it = dead_.find(dest);
+  return it == dead_.end() ? std::string() : it->second;
+}
+
 void parcelport::send_action(std::uint32_t dest, const detail::action_info& a,
                              std::vector<char> args, detail::response_handler on_response,
                              const std::function<void(std::vector<char>&)>& tamper) {
@@ -87,17 +94,12 @@ void parcelport::send_action(std::uint32_t dest, const detail::action_info& a,
   p.action = a.id;
   p.signature = a.signature;
   p.payload = std::move(args);
-  if (any_dead_.load(std::memory_order_acquire)) {
-    std::unique_lock lock(calls_mutex_);
-    if (auto it = dead_.find(dest); it != dead_.end()) {
-      const std::string why = it->second;
-      lock.unlock();
-      if (on_response)
-        on_response(false, call_to_dead_rank(a, why));
-      else
-        spdlog::error("grain: locality#{}: a post of '{}' to {} was dropped", rank_, a.name, why);
-      return;
-    }
+  if (const std::string why = dead_reason(dest); !why.empty()) {
+    if (on_response)
+      on_response(false, call_to_dead_rank(a, why));
+    else
+      spdlog::error("grain: locality#{}: a post of '{}' to {} was dropped", rank_, a.name, why);
+    return;
   }
   if (on_response) {
     p.continuation = next_call_.fetch_add(1, std::memory_order_relaxed);
@@ -105,6 +107,53 @@ void parcelport::send_action(std::uint32_t dest, const detail::action_info& a,
     calls_.emplace(p.continuation, pending_call{std::move(on_response), now_ns(), dest, &a});
   }
   send_parcel(dest, p, tamper);
+}
+
+void parcelport::send_one(std::uint32_t dest, parcel_kind kind, const detail::action_info& a,
+                          std::uint64_t continuation, const detail::args_writer& write) {
+  std::vector<char> msg;
+  // Room for small arguments: one allocation for most parcels.
+  msg.reserve(message_overhead() + parcel_overhead() + 64);
+  begin_message(msg);
+  const std::size_t at = open_parcel(msg, kind, rank_, a.id, a.signature, continuation);
+  write(msg);
+  close_parcel(msg, at);
+  counts_.parcels_sent.fetch_add(1, std::memory_order_relaxed);
+  counts_.messages_sent.fetch_add(1, std::memory_order_relaxed);
+  counts_.bytes_sent.fetch_add(msg.size(), std::memory_order_relaxed);
+  net_->send(dest, message_tag::parcels, std::move(msg));
+}
+
+void parcelport::post(std::uint32_t dest, const detail::action_info& a,
+                      const detail::args_writer& write) {
+  if (const std::string why = dead_reason(dest); !why.empty()) {
+    spdlog::error("grain: locality#{}: a post of '{}' to {} was dropped", rank_, a.name, why);
+    return;
+  }
+  if (coalescer_ && coalescer_->post(dest, a, write)) return;
+  send_one(dest, parcel_kind::post, a, 0, write);
+}
+
+void parcelport::call(std::uint32_t dest, const detail::action_info& a,
+                      const detail::args_writer& write, detail::response_handler on_response) {
+  if (const std::string why = dead_reason(dest); !why.empty()) {
+    on_response(false, call_to_dead_rank(a, why));
+    return;
+  }
+  // Waiting before it leaves: the answer may come back before send_one returns.
+  const std::uint64_t continuation = next_call_.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(calls_mutex_);
+    calls_.emplace(continuation, pending_call{std::move(on_response), now_ns(), dest, &a});
+  }
+  try {
+    if (!(coalescer_ && coalescer_->call(dest, a, continuation, write)))
+      send_one(dest, parcel_kind::call, a, continuation, write);
+  } catch (...) {
+    std::lock_guard lock(calls_mutex_);
+    calls_.erase(continuation);
+    throw;
+  }
 }
 
 std::size_t parcelport::fail_calls_to(std::uint32_t rank, const std::string& why) {

@@ -67,15 +67,13 @@ class parcelport {
   void send_action(std::uint32_t dest, const detail::action_info& a, std::vector<char> args,
                    detail::response_handler on_response,
                    const std::function<void(std::vector<char>&)>& tamper = {});
-  // A post of a coalesced action, its arguments serialised straight into the message being
-  // built for `dest` (coalescer::post, docs/coalescing.md "The per-parcel path"); false,
-  // without calling `write`, when the action is not coalesced here or a rank has died (the
-  // caller then takes send_action's path).
-  bool post_coalesced(std::uint32_t dest, const detail::action_info& a,
-                      const detail::args_writer& write) {
-    return coalescer_ && !any_dead_.load(std::memory_order_relaxed) &&
-           coalescer_->post(dest, a, write);
-  }
+  // A post or a call of `a`, its arguments serialised by `write` straight into the message
+  // being built for `dest`: the coalesced queue's (coalescer::post/call, docs/coalescing.md
+  // "The per-parcel path") or a message of its own. An exception of `write` sends nothing
+  // and leaves no call waiting.
+  void post(std::uint32_t dest, const detail::action_info& a, const detail::args_writer& write);
+  void call(std::uint32_t dest, const detail::action_info& a, const detail::args_writer& write,
+            detail::response_handler on_response);
   // Background work: moves messages, dispatches what arrived. True when anything moved.
   bool progress();
 
@@ -131,6 +129,12 @@ class parcelport {
   void flush_coalesced();
   // Waits for the next control message, progressing the network meanwhile.
   control_message next_control();
+
+  // The error of a call or post to a rank known dead; empty when `dest` is alive.
+  std::string dead_reason(std::uint32_t dest);
+  // A message of one parcel whose payload `write` appends.
+  void send_one(std::uint32_t dest, parcel_kind kind, const detail::action_info& a,
+                std::uint64_t continuation, const detail::args_writer& write);
 
   struct pending_call {
     detail::response_handler on_response;

@@ -43,7 +43,7 @@ class transport {
   // MPI_Finalize (Open MPI's waits for every rank, so it would wait for ever); the process's
   // exit then makes mpirun end the job. Not collective.
   virtual void abandon() noexcept = 0;
-  // Held around every MPI call (MPI_THREAD_SERIALIZED); the process's other MPI users take it
+  // Held around every MPI call (MPI_THREAD_SERIALIZED or SINGLE); the process's other MPI users take it
   // too: the trace's collectives (mpi_trace_group.cpp) blocking, grain's collectives
   // (collectives_mpi.cpp) with try_lock.
   virtual std::mutex& network_mutex() noexcept = 0;
@@ -54,9 +54,19 @@ class transport {
   virtual const char* description() const noexcept = 0;
 };
 
+// How grain asks MPI for threads (--grain:mpi-threads, docs/distributed.md "Progress").
+// grain makes every MPI call under its network lock, one thread at a time, so
+// MPI_THREAD_SERIALIZED is what it needs. `single` asks for MPI_THREAD_SINGLE instead and
+// relies on that lock alone, as HPX's MPI parcelport does with hpx.parcel.mpi.multithreaded=0:
+// Open MPI turns its own locks on at any level above SINGLE, and they cost a third of a small
+// message's send and receive. `automatic` is `single` with Open MPI, `serialized` otherwise.
+enum class mpi_threads { automatic, single, serialized };
+// Parses the option's value; throws std::invalid_argument naming the accepted ones.
+mpi_threads parse_mpi_threads(const std::string& value);
+
 // The MPI transport when the process was started by mpirun (or MPI is already initialised);
 // nullptr otherwise, and in a build without MPI. Throws std::runtime_error when MPI cannot
 // give what grain needs (thread level).
-std::unique_ptr<transport> make_mpi_transport();
+std::unique_ptr<transport> make_mpi_transport(mpi_threads threads = mpi_threads::automatic);
 
 }  // namespace grain::distributed

@@ -36,14 +36,13 @@ namespace detail {
 // Called with the response: ok and the serialized result, or !ok and an error message.
 using response_handler = std::function<void(bool ok, std::span<const char> payload)>;
 
-// Send a call of `a` with serialized arguments to rank `dest` (not here). `on_response`
-// empty: a post, nothing comes back.
-void send_action(std::uint32_t dest, const action_info& a, std::vector<char> args,
-                 response_handler on_response);
-// A post of a coalesced action: `write` serialises the arguments straight into the message
-// being built for `dest`. False, without calling `write`, when the action is not coalesced
-// (the caller then serialises them for send_action).
-bool post_coalesced(std::uint32_t dest, const action_info& a, const args_writer& write);
+// A post or a call of `a` to rank `dest` (not here) whose arguments `write` serialises
+// straight into the message being built (the coalesced queue's, or the parcel's own): no
+// argument vector, no parcel object. An exception of `write` sends nothing (and a call's
+// `on_response` is dropped uncalled).
+void send_post(std::uint32_t dest, const action_info& a, const args_writer& write);
+void send_call(std::uint32_t dest, const action_info& a, const args_writer& write,
+               response_handler on_response);
 // Throws std::out_of_range for a rank outside [0, get_num_localities()).
 void check_locality(const locality& loc);
 
@@ -52,15 +51,8 @@ struct serialize_as;
 template <class... P>
 struct serialize_as<std::tuple<P...>> {
   template <class... A>
-  static std::vector<char> bytes(A&&... a) {
-    static_assert(sizeof...(P) == sizeof...(A), "grain::async: wrong number of arguments");
-    std::vector<char> out;
-    append(out, std::forward<A>(a)...);
-    return out;
-  }
-  template <class... A>
   static void append(std::vector<char>& out, A&&... a) {
-    static_assert(sizeof...(P) == sizeof...(A), "grain::post: wrong number of arguments");
+    static_assert(sizeof...(P) == sizeof...(A), "grain::async/post: wrong number of arguments");
     serialize_values<P...>(out, P(std::forward<A>(a))...);
   }
 };
@@ -75,11 +67,15 @@ auto async(const locality& loc, action<F, M> act, A&&... a)
   const detail::action_info& info = act.info();
   if (loc == find_here())
     return grain::async(annotate(info.name.c_str(), F), std::forward<A>(a)...);
-  auto bytes = detail::serialize_as<typename action<F, M>::args_type>::bytes(std::forward<A>(a)...);
+  using args = detail::serialize_as<typename action<F, M>::args_type>;
+  const auto write = [&](std::vector<char>& out) { args::append(out, std::forward<A>(a)...); };
+  using writer = decltype(write);
+  const detail::args_writer fused{
+      [](const void* w, std::vector<char>& out) { (*static_cast<const writer*>(w))(out); }, &write};
   auto p = std::make_shared<promise<R>>();
   future<R> f = p->get_future();
-  detail::send_action(
-      loc.rank(), info, std::move(bytes), [p, &info, loc](bool ok, std::span<const char> in) {
+  detail::send_call(
+      loc.rank(), info, fused, [p, &info, loc](bool ok, std::span<const char> in) {
         if (!ok) {
           p->set_exception(
               std::make_exception_ptr(remote_exception(std::string(in.begin(), in.end()))));
@@ -110,14 +106,12 @@ void post(const locality& loc, action<F, M> act, A&&... a) {
     return;
   }
   using args = detail::serialize_as<typename action<F, M>::args_type>;
-  // A coalesced action's arguments go straight into the message being built (no parcel, no
-  // allocation); `write` runs at most once, and only when that path takes the post.
+  // The arguments go straight into the message being built (no parcel, no argument vector).
   const auto write = [&](std::vector<char>& out) { args::append(out, std::forward<A>(a)...); };
   using writer = decltype(write);
   const detail::args_writer fused{
       [](const void* w, std::vector<char>& out) { (*static_cast<const writer*>(w))(out); }, &write};
-  if (detail::post_coalesced(loc.rank(), info, fused)) return;
-  detail::send_action(loc.rank(), info, args::bytes(std::forward<A>(a)...), {});
+  detail::send_post(loc.rank(), info, fused);
 }
 
 }  // namespace grain
