@@ -55,8 +55,7 @@ class mpi_transport final : public transport {
 #if defined(OMPI_MAJOR_VERSION)
     if (threads == mpi_threads::automatic) threads = mpi_threads::single;
 #endif
-    const int wanted =
-        threads == mpi_threads::single ? MPI_THREAD_SINGLE : MPI_THREAD_SERIALIZED;
+    const int wanted = threads == mpi_threads::single ? MPI_THREAD_SINGLE : MPI_THREAD_SERIALIZED;
     int initialized = 0;
     MPI_Initialized(&initialized);
     int provided = 0;
@@ -107,11 +106,21 @@ class mpi_transport final : public transport {
     }
   }
 
-  std::uint32_t rank() const noexcept override { return rank_; }
-  std::uint32_t size() const noexcept override { return size_; }
-  const char* description() const noexcept override { return level_; }
-  const std::vector<process_identity>& identities() const noexcept override { return identities_; }
-  std::mutex& network_mutex() noexcept override { return network_; }
+  std::uint32_t rank() const noexcept override {
+    return rank_;
+  }
+  std::uint32_t size() const noexcept override {
+    return size_;
+  }
+  const char* description() const noexcept override {
+    return level_;
+  }
+  const std::vector<process_identity>& identities() const noexcept override {
+    return identities_;
+  }
+  std::mutex& network_mutex() noexcept override {
+    return network_;
+  }
 
   void send(std::uint32_t dest, message_tag tag, std::vector<char> bytes,
             std::uint32_t parcels) override {
@@ -135,6 +144,26 @@ class mpi_transport final : public transport {
       queued_.fetch_add(1, std::memory_order_release);
     }
     if (net.owns_lock() && !finalized_) start_sends();
+  }
+
+  // MPI_Send, not MPI_Isend: below every transport's eager limit (Open MPI's shared memory
+  // 4 KiB, TCP 64 KiB) it returns once MPI has copied the bytes, without a request to test
+  // and free later. (Above it, a blocking send would wait for the receiver's match while
+  // holding the network lock, which the receiver's progress may need.)
+  bool try_send_now(std::uint32_t dest, message_tag tag, std::span<const char> bytes,
+                    std::uint32_t parcels) override {
+    if (bytes.size() > send_now_bytes) return false;
+    std::unique_lock net(network_, std::try_to_lock);
+    if (!net.owns_lock() || finalized_ || queued_.load(std::memory_order_acquire) != 0)
+      return false;
+    const int rc = MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE,
+                            static_cast<int>(dest), static_cast<int>(tag), comm_);
+    if (rc != MPI_SUCCESS)
+      throw std::runtime_error("grain: MPI_Send to rank " + std::to_string(dest) +
+                               " failed: " + mpi_error(rc));
+    instrumentation::trace_message_sent(dest, static_cast<std::uint32_t>(tag), bytes.size(),
+                                        parcels);
+    return true;
   }
 
   bool progress(const receiver& deliver) override {

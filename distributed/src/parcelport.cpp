@@ -60,6 +60,48 @@ void parcelport::make_current(bool on) noexcept {
   g_current.compare_exchange_strong(expected, on ? this : nullptr, std::memory_order_acq_rel);
 }
 
+namespace {
+
+// The message being built on this thread (one at a time: a serialiser that posts takes a
+// vector of its own). Reused, so that a small message costs no allocation.
+struct scratch_message {
+  std::vector<char> bytes;
+  bool busy = false;
+};
+thread_local scratch_message t_scratch;
+
+}  // namespace
+
+void parcelport::send_built(std::uint32_t dest, std::vector<char>& msg, bool scratch) {
+  counts_.parcels_sent.fetch_add(1, std::memory_order_relaxed);
+  counts_.messages_sent.fetch_add(1, std::memory_order_relaxed);
+  counts_.bytes_sent.fetch_add(msg.size(), std::memory_order_relaxed);
+  if (net_->try_send_now(dest, message_tag::parcels, msg)) return;
+  // A large scratch message is given away rather than copied (the next one allocates anew).
+  if (scratch && msg.size() <= transport::send_now_bytes)
+    net_->send(dest, message_tag::parcels, std::vector<char>(msg.begin(), msg.end()));
+  else
+    net_->send(dest, message_tag::parcels, std::move(msg));
+}
+
+template <class Build>
+void parcelport::build_and_send(std::uint32_t dest, const Build& build) {
+  if (t_scratch.busy) {
+    std::vector<char> msg;
+    build(msg);
+    send_built(dest, msg, false);
+    return;
+  }
+  t_scratch.busy = true;
+  struct release {
+    ~release() { t_scratch.busy = false; }
+  } done;
+  std::vector<char>& msg = t_scratch.bytes;
+  msg.clear();
+  build(msg);
+  send_built(dest, msg, true);
+}
+
 void parcelport::send_parcel(std::uint32_t dest, const parcel& p,
                              const std::function<void(std::vector<char>&)>& tamper) {
   // Calls and posts of a coalesced action may wait for company; answers never do (a caller
@@ -67,15 +109,12 @@ void parcelport::send_parcel(std::uint32_t dest, const parcel& p,
   if (coalescer_ && !tamper && (p.kind == parcel_kind::call || p.kind == parcel_kind::post) &&
       coalescer_->submit(dest, p))
     return;
-  std::vector<char> msg;
-  msg.reserve(message_overhead() + parcel_overhead() + p.payload.size());  // one allocation
-  begin_message(msg);
-  append_parcel(msg, p);
-  if (tamper) tamper(msg);
-  counts_.parcels_sent.fetch_add(1, std::memory_order_relaxed);
-  counts_.messages_sent.fetch_add(1, std::memory_order_relaxed);
-  counts_.bytes_sent.fetch_add(msg.size(), std::memory_order_relaxed);
-  net_->send(dest, message_tag::parcels, std::move(msg));
+  build_and_send(dest, [&](std::vector<char>& msg) {
+    msg.reserve(message_overhead() + parcel_overhead() + p.payload.size());
+    begin_message(msg);
+    append_parcel(msg, p);
+    if (tamper) tamper(msg);
+  });
 }
 
 std::string parcelport::dead_reason(std::uint32_t dest) {
@@ -111,17 +150,12 @@ void parcelport::send_action(std::uint32_t dest, const detail::action_info& a,
 
 void parcelport::send_one(std::uint32_t dest, parcel_kind kind, const detail::action_info& a,
                           std::uint64_t continuation, const detail::args_writer& write) {
-  std::vector<char> msg;
-  // Room for small arguments: one allocation for most parcels.
-  msg.reserve(message_overhead() + parcel_overhead() + 64);
-  begin_message(msg);
-  const std::size_t at = open_parcel(msg, kind, rank_, a.id, a.signature, continuation);
-  write(msg);
-  close_parcel(msg, at);
-  counts_.parcels_sent.fetch_add(1, std::memory_order_relaxed);
-  counts_.messages_sent.fetch_add(1, std::memory_order_relaxed);
-  counts_.bytes_sent.fetch_add(msg.size(), std::memory_order_relaxed);
-  net_->send(dest, message_tag::parcels, std::move(msg));
+  build_and_send(dest, [&](std::vector<char>& msg) {
+    begin_message(msg);
+    const std::size_t at = open_parcel(msg, kind, rank_, a.id, a.signature, continuation);
+    write(msg);
+    close_parcel(msg, at);
+  });
 }
 
 void parcelport::post(std::uint32_t dest, const detail::action_info& a,

@@ -132,6 +132,13 @@ class parcelport {
 
   // The error of a call or post to a rank known dead; empty when `dest` is alive.
   std::string dead_reason(std::uint32_t dest);
+  // Builds a message with build(vector&) — in this thread's reused vector when it is free —
+  // and sends it (send_built).
+  template <class Build>
+  void build_and_send(std::uint32_t dest, const Build& build);
+  // Counts and sends a built message: at once when it is small and the network free
+  // (transport::try_send_now), else queued; `scratch`: msg is the thread's reused vector.
+  void send_built(std::uint32_t dest, std::vector<char>& msg, bool scratch);
   // A message of one parcel whose payload `write` appends.
   void send_one(std::uint32_t dest, parcel_kind kind, const detail::action_info& a,
                 std::uint64_t continuation, const detail::args_writer& write);

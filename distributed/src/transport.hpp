@@ -30,6 +30,12 @@ class transport {
   // `parcels`: how many parcels the message carries (for the trace's message records).
   virtual void send(std::uint32_t dest, message_tag tag, std::vector<char> bytes,
                     std::uint32_t parcels = 1) = 0;
+  // Sends a message of at most send_now_bytes at once — nothing to keep or complete later —
+  // when the network is free and nothing queued is ahead of it; false otherwise (the caller
+  // then sends it with send()). The bytes may be reused when it returns true.
+  static constexpr std::size_t send_now_bytes = 1024;
+  virtual bool try_send_now(std::uint32_t dest, message_tag tag, std::span<const char> bytes,
+                            std::uint32_t parcels = 1) = 0;
   // Starts queued sends, completes finished ones, receives what has arrived and hands each
   // message to `r` (outside the network lock). Returns true when anything moved. A thread
   // that finds another one progressing returns false at once.
@@ -43,8 +49,8 @@ class transport {
   // MPI_Finalize (Open MPI's waits for every rank, so it would wait for ever); the process's
   // exit then makes mpirun end the job. Not collective.
   virtual void abandon() noexcept = 0;
-  // Held around every MPI call (MPI_THREAD_SERIALIZED or SINGLE); the process's other MPI users take it
-  // too: the trace's collectives (mpi_trace_group.cpp) blocking, grain's collectives
+  // Held around every MPI call (MPI_THREAD_SERIALIZED or SINGLE); the process's other MPI users
+  // take it too: the trace's collectives (mpi_trace_group.cpp) blocking, grain's collectives
   // (collectives_mpi.cpp) with try_lock.
   virtual std::mutex& network_mutex() noexcept = 0;
   // Every rank's process (index = rank), exchanged when the job started: what the peer watch

@@ -74,26 +74,25 @@ auto async(const locality& loc, action<F, M> act, A&&... a)
       [](const void* w, std::vector<char>& out) { (*static_cast<const writer*>(w))(out); }, &write};
   auto p = std::make_shared<promise<R>>();
   future<R> f = p->get_future();
-  detail::send_call(
-      loc.rank(), info, fused, [p, &info, loc](bool ok, std::span<const char> in) {
-        if (!ok) {
-          p->set_exception(
-              std::make_exception_ptr(remote_exception(std::string(in.begin(), in.end()))));
-          return;
-        }
-        try {
-          if constexpr (std::is_void_v<R>) {
-            if (!in.empty()) throw parcel_error("a void action returned bytes");
-            p->set_value();
-          } else {
-            p->set_value(std::get<0>(deserialize_values<R>(in)));
-          }
-        } catch (const parcel_error& e) {
-          p->set_exception(std::make_exception_ptr(
-              parcel_error("the result of action '" + info.name + "' from " + loc.to_string() +
-                           " does not decode: " + e.what())));
-        }
-      });
+  detail::send_call(loc.rank(), info, fused, [p, &info, loc](bool ok, std::span<const char> in) {
+    if (!ok) {
+      p->set_exception(
+          std::make_exception_ptr(remote_exception(std::string(in.begin(), in.end()))));
+      return;
+    }
+    try {
+      if constexpr (std::is_void_v<R>) {
+        if (!in.empty()) throw parcel_error("a void action returned bytes");
+        p->set_value();
+      } else {
+        p->set_value(std::get<0>(deserialize_values<R>(in)));
+      }
+    } catch (const parcel_error& e) {
+      p->set_exception(
+          std::make_exception_ptr(parcel_error("the result of action '" + info.name + "' from " +
+                                               loc.to_string() + " does not decode: " + e.what())));
+    }
+  });
   return f;
 }
 
