@@ -365,7 +365,24 @@ void parcelport::run_direct(const parcel_view& p, const detail::action_info* a) 
 }
 
 void parcelport::execute(const parcel_view& p, const detail::action_info* a) {
-  std::vector<char> result;
+  // A direct action's result goes into a vector its thread reuses (a direct action never
+  // waits, so nothing else runs on this thread before the answer leaves); a task's, which
+  // may suspend and resume on another thread, into its own.
+  thread_local std::vector<char> reused;
+  thread_local bool reused_busy = false;
+  const bool reuse = a->direct && !reused_busy;
+  std::vector<char> own;
+  std::vector<char>& result = reuse ? reused : own;
+  if (reuse) {
+    reused.clear();
+    reused_busy = true;
+  }
+  struct release {
+    bool on;
+    ~release() {
+      if (on) reused_busy = false;
+    }
+  } done{reuse};
   try {
     a->invoke(p.payload, result);
   } catch (const parcel_error& e) {
@@ -390,7 +407,7 @@ void parcelport::execute(const parcel_view& p, const detail::action_info* a) {
       spdlog::warn("grain: {} (posted by rank {})", what, p.source);
     return;
   }
-  if (p.kind == parcel_kind::call) answer(p.source, p.continuation, true, std::move(result));
+  if (p.kind == parcel_kind::call) answer(p.source, p.continuation, true, result);
 }
 
 void parcelport::set_observer(
@@ -404,13 +421,15 @@ void parcelport::set_observer(
 }
 
 void parcelport::answer(std::uint32_t dest, std::uint64_t continuation, bool ok,
-                        std::vector<char> payload) {
-  parcel r;
-  r.kind = ok ? parcel_kind::result : parcel_kind::error;
-  r.source = rank_;
-  r.continuation = continuation;
-  r.payload = std::move(payload);
-  send_parcel(dest, r);
+                        std::span<const char> payload) {
+  build_and_send(dest, [&](std::vector<char>& msg) {
+    msg.reserve(message_overhead() + parcel_overhead() + payload.size());
+    begin_message(msg);
+    const std::size_t at =
+        open_parcel(msg, ok ? parcel_kind::result : parcel_kind::error, rank_, 0, 0, continuation);
+    msg.insert(msg.end(), payload.begin(), payload.end());
+    close_parcel(msg, at);
+  });
 }
 
 void parcelport::refuse(const parcel_view& p, const std::string& why) {

@@ -116,7 +116,8 @@ class parcelport {
   void run_direct(const parcel_view& p, const detail::action_info* a);
   // Runs the action and answers the call (result, or the error it threw).
   void execute(const parcel_view& p, const detail::action_info* a);
-  void answer(std::uint32_t dest, std::uint64_t continuation, bool ok, std::vector<char> payload);
+  void answer(std::uint32_t dest, std::uint64_t continuation, bool ok,
+              std::span<const char> payload);
   void refuse(const parcel_view& p, const std::string& why);
   void send_parcel(std::uint32_t dest, const parcel& p,
                    const std::function<void(std::vector<char>&)>& tamper = {});
