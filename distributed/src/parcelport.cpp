@@ -76,9 +76,9 @@ void parcelport::send_built(std::uint32_t dest, std::vector<char>& msg, bool scr
   counts_.parcels_sent.fetch_add(1, std::memory_order_relaxed);
   counts_.messages_sent.fetch_add(1, std::memory_order_relaxed);
   counts_.bytes_sent.fetch_add(msg.size(), std::memory_order_relaxed);
-  if (net_->try_send_now(dest, message_tag::parcels, msg)) return;
+  if (net_->send_reusing(dest, message_tag::parcels, msg)) return;
   // A large scratch message is given away rather than copied (the next one allocates anew).
-  if (scratch && msg.size() <= transport::send_now_bytes)
+  if (scratch && msg.size() <= 4096)
     net_->send(dest, message_tag::parcels, std::vector<char>(msg.begin(), msg.end()));
   else
     net_->send(dest, message_tag::parcels, std::move(msg));

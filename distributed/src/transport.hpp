@@ -30,11 +30,11 @@ class transport {
   // `parcels`: how many parcels the message carries (for the trace's message records).
   virtual void send(std::uint32_t dest, message_tag tag, std::vector<char> bytes,
                     std::uint32_t parcels = 1) = 0;
-  // Sends a message of at most send_now_bytes at once — nothing to keep or complete later —
-  // when the network is free and nothing queued is ahead of it; false otherwise (the caller
-  // then sends it with send()). The bytes may be reused when it returns true.
-  static constexpr std::size_t send_now_bytes = 1024;
-  virtual bool try_send_now(std::uint32_t dest, message_tag tag, std::span<const char> bytes,
+  // Starts a small message at once when the network is free and nothing queued is ahead of
+  // it, and returns true: `bytes` is then either untouched — MPI has copied them already, so
+  // the caller may reuse the vector — or taken (moved from) until the send completes. False,
+  // and nothing happened, otherwise (the caller then sends it with send()).
+  virtual bool send_reusing(std::uint32_t dest, message_tag tag, std::vector<char>& bytes,
                             std::uint32_t parcels = 1) = 0;
   // Starts queued sends, completes finished ones, receives what has arrived and hands each
   // message to `r` (outside the network lock). Returns true when anything moved. A thread
