@@ -19,6 +19,7 @@
 
 #include "grain/async.hpp"
 #include "grain/distributed/action.hpp"
+#include "grain/distributed/inline_callback.hpp"
 #include "grain/distributed/locality.hpp"
 #include "grain/future.hpp"
 
@@ -34,7 +35,8 @@ class remote_exception : public std::runtime_error {
 namespace detail {
 
 // Called with the response: ok and the serialized result, or !ok and an error message.
-using response_handler = std::function<void(bool ok, std::span<const char> payload)>;
+// Move-only, with the caller's promise inline (inline_callback.hpp): no allocation per call.
+using response_handler = inline_callback<void(bool ok, std::span<const char> payload)>;
 
 // A post or a call of `a` to rank `dest` (not here) whose arguments `write` serialises
 // straight into the message being built (the coalesced queue's, or the parcel's own): no
@@ -72,27 +74,28 @@ auto async(const locality& loc, action<F, M> act, A&&... a)
   using writer = decltype(write);
   const detail::args_writer fused{
       [](const void* w, std::vector<char>& out) { (*static_cast<const writer*>(w))(out); }, &write};
-  auto p = std::make_shared<promise<R>>();
-  future<R> f = p->get_future();
-  detail::send_call(loc.rank(), info, fused, [p, &info, loc](bool ok, std::span<const char> in) {
-    if (!ok) {
-      p->set_exception(
-          std::make_exception_ptr(remote_exception(std::string(in.begin(), in.end()))));
-      return;
-    }
-    try {
-      if constexpr (std::is_void_v<R>) {
-        if (!in.empty()) throw parcel_error("a void action returned bytes");
-        p->set_value();
-      } else {
-        p->set_value(std::get<0>(deserialize_values<R>(in)));
-      }
-    } catch (const parcel_error& e) {
-      p->set_exception(
-          std::make_exception_ptr(parcel_error("the result of action '" + info.name + "' from " +
-                                               loc.to_string() + " does not decode: " + e.what())));
-    }
-  });
+  promise<R> p;
+  future<R> f = p.get_future();
+  detail::send_call(loc.rank(), info, fused,
+                    [p = std::move(p), &info, loc](bool ok, std::span<const char> in) mutable {
+                      if (!ok) {
+                        p.set_exception(std::make_exception_ptr(
+                            remote_exception(std::string(in.begin(), in.end()))));
+                        return;
+                      }
+                      try {
+                        if constexpr (std::is_void_v<R>) {
+                          if (!in.empty()) throw parcel_error("a void action returned bytes");
+                          p.set_value();
+                        } else {
+                          p.set_value(std::get<0>(deserialize_values<R>(in)));
+                        }
+                      } catch (const parcel_error& e) {
+                        p.set_exception(std::make_exception_ptr(
+                            parcel_error("the result of action '" + info.name + "' from " +
+                                         loc.to_string() + " does not decode: " + e.what())));
+                      }
+                    });
   return f;
 }
 
