@@ -20,7 +20,8 @@ chunk_buffer::~chunk_buffer() {
 bool chunk_buffer::next_chunk() {
   const bool publish = current != nullptr;
   if (publish) {
-    current->count = static_cast<std::uint32_t>(cur - current->recs);
+    current->count = static_cast<std::uint32_t>(cur - current->words);
+    words_published += current->count;
     chunk* c = current;
     c->next = published.load(std::memory_order_relaxed);
     while (!published.compare_exchange_weak(c->next, c, std::memory_order_release,
@@ -36,8 +37,8 @@ bool chunk_buffer::next_chunk() {
   n->next = nullptr;
   n->count = 0;
   current = n;
-  cur = n->recs;
-  end = n->recs + chunk_records;
+  cur = n->words;
+  end = n->words + chunk_words;
   return publish;
 }
 

@@ -40,8 +40,8 @@ class chunk_converter {
     for (unsigned w = 0; w < s_->workers.size(); ++w) {
       auto& b = s_->workers[w];
       if (b.out.current) {
-        convert_(w, b.out.current->recs, b.out.cur);
-        b.out.cur = b.out.current->recs;
+        convert_words(w, b.out.current->words, b.out.cur);
+        b.out.cur = b.out.current->words;
       }
     }
     after_();
@@ -53,13 +53,17 @@ class chunk_converter {
     if (thread_.joinable()) thread_.join();
   }
 
+  void convert_words(unsigned w, const std::uint64_t* p, const std::uint64_t* e) {
+    decode_batches(p, e, [&](const rec* b, const rec* f) { convert_(w, b, f); });
+  }
+
   bool drain() {
     bool did = false;
     for (unsigned w = 0; w < s_->workers.size(); ++w) {
       worker_buf& b = s_->workers[w];
       for (chunk* c = b.out.take_published(); c;) {
         chunk* next = c->next;
-        convert_(w, c->recs, c->recs + c->count);
+        convert_words(w, c->words, c->words + c->count);
         b.out.give_back(c);
         c = next;
         did = true;

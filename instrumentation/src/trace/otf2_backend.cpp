@@ -271,13 +271,19 @@ class otf2_backend final : public backend {
       worker_buf& b = session_->workers[w];
       for (chunk* c = b.out.take_published(); c;) {
         chunk* next = c->next;
-        if (!failed()) convert(w, c->recs, c->recs + c->count);
+        if (!failed()) convert_words(w, c->words, c->words + c->count);
         b.out.give_back(c);
         c = next;
         did = true;
       }
     }
     return did;
+  }
+
+  void convert_words(unsigned w, const std::uint64_t* p, const std::uint64_t* e) {
+    decode_batches(p, e, [&](const rec* b, const rec* f) {
+      if (!failed()) convert(w, b, f);
+    });
   }
 
   void convert(unsigned w, const rec* p, const rec* e) {
@@ -466,8 +472,8 @@ class otf2_backend final : public backend {
     for (unsigned w = 0; w < nw_; ++w) {
       auto& b = s.workers[w];
       if (b.out.current) {
-        if (!failed()) convert(w, b.out.current->recs, b.out.cur);
-        b.out.cur = b.out.current->recs;
+        if (!failed()) convert_words(w, b.out.current->words, b.out.cur);
+        b.out.cur = b.out.current->words;
       }
       // Close what is still open (idle workers at stop; everything on a signal).
       for (std::size_t j = b.stack.size(); j-- > 0 && !failed();) {

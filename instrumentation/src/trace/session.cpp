@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 #include <system_error>
 
 #include "grain/clock.hpp"
@@ -199,6 +201,7 @@ void trace_session::impl::finish(bool emergency) {
     result.counter_samples = s.samples;
     result.decisions = s.decisions;
     for (auto& b : s.workers) {
+      result.buffer_bytes += b.out.words_written() * sizeof(std::uint64_t);
       result.task_enters += b.enters;
       result.reentries += b.reentries;
     }
@@ -207,12 +210,26 @@ void trace_session::impl::finish(bool emergency) {
   }
 }
 
+namespace {
+std::mutex g_last_mutex;
+std::optional<trace_stats> g_last;
+}  // namespace
+
+std::optional<trace_stats> last_trace_stats() {
+  std::lock_guard lk(g_last_mutex);
+  return g_last;
+}
+
 trace_stats trace_session::stop() {
   impl& I = *impl_;
   std::lock_guard lk(I.stop_mutex);
   if (!I.started || I.stopped) return I.result;
   I.stopped = true;
   I.finish(false);
+  {
+    std::lock_guard ll(g_last_mutex);
+    g_last = I.result;
+  }
   if (!I.result.complete) return I.result;  // the back end said why, once
   if (I.result.errors)
     spdlog::warn("grain: trace {}: {} records could not be written", I.result.path,
