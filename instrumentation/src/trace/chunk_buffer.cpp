@@ -14,6 +14,7 @@ chunk_buffer::~chunk_buffer() {
   free_list(published.exchange(nullptr));
   free_list(returned.exchange(nullptr));
   free_list(spare);
+  free_list(taken);
   delete current;
 }
 
@@ -27,6 +28,7 @@ bool chunk_buffer::next_chunk() {
     while (!published.compare_exchange_weak(c->next, c, std::memory_order_release,
                                             std::memory_order_relaxed)) {
     }
+    unconverted.fetch_add(1, std::memory_order_relaxed);
   }
   if (!spare) spare = returned.exchange(nullptr, std::memory_order_acquire);
   chunk* n = spare;
@@ -54,7 +56,15 @@ chunk* chunk_buffer::take_published() noexcept {
   return fifo;
 }
 
+chunk* chunk_buffer::next_published() noexcept {
+  if (!taken) taken = take_published();
+  chunk* c = taken;
+  if (c) taken = c->next;
+  return c;
+}
+
 void chunk_buffer::give_back(chunk* c) noexcept {
+  unconverted.fetch_sub(1, std::memory_order_relaxed);
   c->next = returned.load(std::memory_order_relaxed);
   while (!returned.compare_exchange_weak(c->next, c, std::memory_order_release,
                                          std::memory_order_relaxed)) {

@@ -27,7 +27,9 @@ struct chunk_buffer {
   chunk* spare = nullptr;             // the worker's own free list (taken from `returned`)
   std::uint64_t words_published = 0;  // in the chunks published so far
   alignas(64) std::atomic<chunk*> published{nullptr};  // full chunks, newest first
+  std::atomic<std::uint32_t> unconverted{0};           // published, not given back yet
   alignas(64) std::atomic<chunk*> returned{nullptr};   // chunks given back by the consumer
+  chunk* taken = nullptr;  // the consumer's: published chunks it took, oldest first
 
   chunk_buffer() = default;
   chunk_buffer(const chunk_buffer&) = delete;
@@ -44,6 +46,8 @@ struct chunk_buffer {
   }
   // Consumer side: all published chunks, oldest first.
   chunk* take_published() noexcept;
+  // Consumer side: the oldest published chunk not converted yet (null: none), taken off the list.
+  chunk* next_published() noexcept;
   // Consumer side: a chunk back to the worker.
   void give_back(chunk* c) noexcept;
 };

@@ -118,6 +118,7 @@ inline void idle_begin(session_core& s, unsigned w, std::uint64_t ts) {
   b.stack.push_back({0, 0, idle_region});
   ++b.events;
   b.out.cur = head(s, b, code_enter_bare, idle_region, ts);
+  b.idle.store(true, std::memory_order_relaxed);
 }
 
 inline void idle_end(session_core& s, unsigned w, std::uint64_t ts) {
@@ -125,6 +126,7 @@ inline void idle_end(session_core& s, unsigned w, std::uint64_t ts) {
   if (b.stack.empty() || b.stack.back().region != idle_region) return;
   emit_leave(s, b, idle_region, ts);
   b.stack.pop_back();
+  b.idle.store(false, std::memory_order_relaxed);
 }
 
 }  // namespace grain::instrumentation::trace_detail

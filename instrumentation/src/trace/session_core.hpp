@@ -30,6 +30,9 @@ struct session_core {
   // The processes writing this trace together (null: this one alone); see trace_group.hpp.
   trace_group* group = nullptr;
   bool emergency = false;  // finishing from a signal: no collective steps
+  // When the converter runs during the program (convert_pacing.hpp).
+  bool spare_cores = false;
+  std::uint32_t backlog_chunks = 0;
 
   std::mutex aux_mutex;  // metric and policy locations, string table
   std::uint64_t aux_last_ts = 0;

@@ -3,6 +3,7 @@
 // and its chunk buffer. Only that worker touches it while the session records; the back end
 // takes it over at stop (handover.hpp).
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -59,6 +60,9 @@ struct alignas(64) worker_buf {
   static constexpr unsigned cache_size = 256;  // power of two
   unsigned cache_used = 0;
   std::array<cache_entry, cache_size> cache{};
+  // Between idle_begin and idle_end: the converter may take this worker's core
+  // (convert_pacing.hpp). On a line of its own: the converter polls it.
+  alignas(64) std::atomic<bool> idle{false};
 };
 
 }  // namespace grain::instrumentation::trace_detail
