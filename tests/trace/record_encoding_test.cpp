@@ -27,6 +27,8 @@ struct recording {
   session_core s;
   recording() {
     s.workers = std::vector<worker_buf>(1);
+    s.worker_bufs = s.workers.data();
+    s.worker_count = 1;
     s.be = std::make_unique<null_backend>();
   }
   // Every record of worker 0 so far, chunk by chunk in order (each decodes on its own).

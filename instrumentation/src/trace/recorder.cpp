@@ -33,6 +33,26 @@ std::uint32_t region_of_new_name(session_core& s, worker_buf& b, const char* nam
   return r;
 }
 
+std::uint32_t region_of_other_name(session_core& s, worker_buf& b, const char* name) {
+  std::uint32_t r = 0;
+  for (unsigned h = name_slot(name);; h = (h + 1) & (worker_buf::cache_size - 1)) {
+    const auto& e = b.cache[h];
+    if (e.key == name && name) {
+      r = e.region;
+      break;
+    }
+    if (!e.key || !name) {
+      r = region_of_new_name(s, b, name);
+      break;
+    }
+  }
+  if (name) {
+    b.last_name = name;
+    b.last_region = r;
+  }
+  return r;
+}
+
 void next_chunk(session_core& s, worker_buf& b) {
   if (b.out.next_chunk()) s.be->chunk_published();
   // The chunk's base for the deltas, so that each chunk decodes on its own.

@@ -21,26 +21,15 @@ inline unsigned name_slot(const char* name) noexcept {
          (worker_buf::cache_size - 1);
 }
 
-// Region of a task name: the name pointer is stable per task kind, so the last name and a
-// small per-worker table keyed by the pointer avoid hashing the string on every task.
+// Region of a name the last task of this worker did not have: from the per-worker table keyed
+// by the name pointer (stable per task kind), so that no string is hashed per task.
+[[gnu::noinline]] std::uint32_t region_of_other_name(session_core& s, worker_buf& b,
+                                                     const char* name);
+
 inline std::uint32_t region_of(session_core& s, worker_buf& b, const char* name) {
-  if (name == b.last_name && name) [[likely]]
+  if (name == b.last_name) [[likely]]
     return b.last_region;
-  std::uint32_t r = 0;
-  for (unsigned h = name_slot(name);; h = (h + 1) & (worker_buf::cache_size - 1)) {
-    const auto& e = b.cache[h];
-    if (e.key == name && name) {
-      r = e.region;
-      break;
-    }
-    if (!e.key || !name) {
-      r = region_of_new_name(s, b, name);
-      break;
-    }
-  }
-  b.last_name = name;
-  b.last_region = r;
-  return r;
+  return region_of_other_name(s, b, name);
 }
 
 // The chunk has no room for a record: the next one (the full one goes to the back end), which
@@ -85,13 +74,52 @@ inline void emit_leave(session_core& s, worker_buf& b, std::uint32_t region, std
 void reenter_chain(session_core& s, worker_buf& b, const task_info& t, std::uint64_t ts);
 
 inline void phase_begin(session_core& s, unsigned w, const task_info& t, std::uint64_t ts) {
-  worker_buf& b = s.workers[w];
+  worker_buf& b = s.worker_bufs[w];
   const std::uint32_t r = region_of(s, b, t.name);
   if (s.chains.maybe(t.guid)) [[unlikely]]
     reenter_chain(s, b, t, ts);
   b.stack.push_back({t.guid, t.parent_guid, r});
   emit_enter(s, b, r, t.guid, t.parent_guid, ts);
   ++b.enters;
+}
+
+// The common phase begin: a task of the same kind as the last one, not resumed, with room on
+// the stack and in the chunk, and a gap the head word can hold. Returns false, having written
+// nothing, otherwise (then phase_begin). Written to need no call, so that the hook that calls it
+// saves no registers.
+inline bool try_phase_begin(session_core& s, worker_buf& b, const task_info& t,
+                            std::uint64_t ts) noexcept {
+  if (t.name != b.last_name || s.chains.maybe(t.guid) || b.stack.full() ||
+      b.out.end - b.out.cur < record_room_words)
+    return false;
+  const std::uint64_t dt = ts > b.last_ts ? ts - b.last_ts : 0;
+  if (dt > max_encoded_dt) return false;
+  b.last_ts += dt;
+  const std::uint32_t r = b.last_region;
+  b.stack.push_unchecked({t.guid, t.parent_guid, r});
+  std::uint64_t* p = b.out.cur;
+  p[0] = encode_head(code_enter, r, dt);
+  p[1] = t.guid;
+  p[2] = t.parent_guid;
+  b.out.cur = p + 3;
+  ++b.events;
+  ++b.enters;
+  return true;
+}
+
+// The common phase end: the innermost open task finishes. False otherwise (then phase_end).
+inline bool try_phase_end(worker_buf& b, const task_info& t, bool terminated,
+                          std::uint64_t ts) noexcept {
+  if (!terminated || b.stack.empty() || b.stack.back().guid != t.guid ||
+      b.out.end - b.out.cur < record_room_words)
+    return false;
+  const std::uint64_t dt = ts > b.last_ts ? ts - b.last_ts : 0;
+  if (dt > max_encoded_dt) return false;
+  b.last_ts += dt;
+  *b.out.cur++ = encode_head(code_leave, b.stack.back().region, dt);
+  b.stack.pop_back();
+  ++b.events;
+  return true;
 }
 
 // The task suspends: the whole user thread leaves this worker, with its inline parents; or it
@@ -101,7 +129,7 @@ void phase_end_unusual(session_core& s, worker_buf& b, const task_info& t, bool 
 
 inline void phase_end(session_core& s, unsigned w, const task_info& t, bool terminated,
                       std::uint64_t ts) {
-  worker_buf& b = s.workers[w];
+  worker_buf& b = s.worker_bufs[w];
   auto& st = b.stack;
   if (st.empty()) return;  // began before recording started
   if (terminated && st.back().guid == t.guid) [[likely]] {
@@ -113,7 +141,7 @@ inline void phase_end(session_core& s, unsigned w, const task_info& t, bool term
 }
 
 inline void idle_begin(session_core& s, unsigned w, std::uint64_t ts) {
-  worker_buf& b = s.workers[w];
+  worker_buf& b = s.worker_bufs[w];
   if (!b.stack.empty() && b.stack.back().region == idle_region) return;
   b.stack.push_back({0, 0, idle_region});
   ++b.events;
@@ -122,7 +150,7 @@ inline void idle_begin(session_core& s, unsigned w, std::uint64_t ts) {
 }
 
 inline void idle_end(session_core& s, unsigned w, std::uint64_t ts) {
-  worker_buf& b = s.workers[w];
+  worker_buf& b = s.worker_bufs[w];
   if (b.stack.empty() || b.stack.back().region != idle_region) return;
   emit_leave(s, b, idle_region, ts);
   b.stack.pop_back();

@@ -143,6 +143,8 @@ trace_session::trace_session(trace_config cfg) : impl_(std::make_unique<impl>())
     file.insert(std::string("trace").size(), ".rank" + std::to_string(s.group->rank()));
   s.path = (dir / file).string();
   s.workers = std::vector<worker_buf>(s.cfg.workers);
+  s.worker_bufs = s.workers.data();
+  s.worker_count = s.workers.size();
   s.spare_cores = cores_to_spare(s.workers.size());
   s.backlog_chunks = worker_backlog_chunks(s.workers.size());
   for (auto& b : s.workers) b.stack.reserve(64);

@@ -24,6 +24,9 @@ struct session_core {
   std::uint64_t start_ns = 0;  // every timestamp is clamped to >= start_ns
   std::uint64_t realtime_at_start = 0;
   std::vector<worker_buf> workers;
+  // The same, as the hooks read it (no size division on the task path); set with `workers`.
+  worker_buf* worker_bufs = nullptr;
+  std::size_t worker_count = 0;
   region_table regions;
   chain_store chains;
   std::unique_ptr<backend> be;

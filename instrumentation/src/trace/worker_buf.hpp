@@ -27,6 +27,8 @@ class frame_stack {
       reserve(cap_ ? 2 * cap_ : 64);
     a_[n_++] = f;
   }
+  bool full() const noexcept { return n_ == cap_; }
+  void push_unchecked(const frame& f) noexcept { a_[n_++] = f; }
   void pop_back() noexcept { --n_; }
   void clear() noexcept { n_ = 0; }
   [[gnu::noinline]] void reserve(std::size_t cap) {
@@ -48,8 +50,10 @@ struct alignas(64) worker_buf {
     const char* key = nullptr;
     std::uint32_t region = 0;
   };
-  // The last task name and its region: a run of tasks of one kind skips the table.
-  const char* last_name = nullptr;
+  // The last task name and its region: a run of tasks of one kind skips the table. Never
+  // null (no task's name is no_name), so that a null name always takes the table's path.
+  static constexpr char no_name[] = "";
+  const char* last_name = no_name;
   std::uint32_t last_region = 0;
   std::uint64_t last_ts = 0;  // of the last record: the base of the next one's delta
   chunk_buffer out;
