@@ -1,6 +1,10 @@
 // Cost of the trace hooks, measured without the runtime: one thread calls phase_begin/phase_end
-// like a worker running inline tasks (nested three deep), with timestamps prepared in advance
-// so that only the hooks are timed. Disabled by default (a figure, not a check):
+// through the hook table as worker 0, like a worker running inline tasks (nested three deep),
+// with timestamps prepared in advance so that only the hooks are timed (no clock reads): the
+// traced loop minus the same loop without hooks, per task (one begin and one end). The session
+// records one worker, so on this 2-CPU machine its converter runs beside it on the other core
+// (convert_pacing.hpp): on a loaded machine the figure includes competing with it.
+// Disabled by default (a figure, not a check):
 //   grain_trace_tests --gtest_also_run_disabled_tests --gtest_filter='*HookCost*'
 #include <gtest/gtest.h>
 

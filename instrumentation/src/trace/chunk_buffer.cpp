@@ -1,22 +1,12 @@
 // The chunk hand-off between a worker and the back end (see chunk_buffer.hpp).
 #include "chunk_buffer.hpp"
 
+#include <new>
+
 namespace grain::instrumentation::trace_detail {
 
-chunk_buffer::~chunk_buffer() {
-  auto free_list = [](chunk* c) {
-    while (c) {
-      chunk* n = c->next;
-      delete c;
-      c = n;
-    }
-  };
-  free_list(published.exchange(nullptr));
-  free_list(returned.exchange(nullptr));
-  free_list(spare);
-  free_list(taken);
-  delete current;
-}
+// The chunks' memory goes with `slabs`.
+chunk_buffer::~chunk_buffer() = default;
 
 bool chunk_buffer::next_chunk() {
   const bool publish = current != nullptr;
@@ -31,11 +21,16 @@ bool chunk_buffer::next_chunk() {
     unconverted.fetch_add(1, std::memory_order_relaxed);
   }
   if (!spare) spare = returned.exchange(nullptr, std::memory_order_acquire);
+  if (!spare) {
+    auto* slab = static_cast<chunk*>(slabs.allocate());
+    for (std::size_t i = chunk_slabs::slab_bytes / sizeof(chunk); i-- > 0;) {
+      chunk* c = new (slab + i) chunk;
+      c->next = spare;
+      spare = c;
+    }
+  }
   chunk* n = spare;
-  if (n)
-    spare = n->next;
-  else
-    n = new chunk;
+  spare = n->next;
   n->next = nullptr;
   n->count = 0;
   current = n;

@@ -7,17 +7,20 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "chunk_memory.hpp"
 #include "record.hpp"
 
 namespace grain::instrumentation::trace_detail {
 
-inline constexpr std::size_t chunk_words = 32768;  // 256 KiB of encoded records (record.hpp)
+// 256 KiB with its header, eight to a 2 MiB slab (chunk_memory.hpp).
+inline constexpr std::size_t chunk_words = 32766;
 
 struct chunk {
   chunk* next = nullptr;
   std::uint32_t count = 0;  // words written
   std::uint64_t words[chunk_words];
 };
+static_assert(sizeof(chunk) * 8 == chunk_slabs::slab_bytes);
 
 struct chunk_buffer {
   // The chunk being written ([cur, end) free), its owner, spare chunks.
@@ -30,6 +33,7 @@ struct chunk_buffer {
   std::atomic<std::uint32_t> unconverted{0};           // published, not given back yet
   alignas(64) std::atomic<chunk*> returned{nullptr};   // chunks given back by the consumer
   chunk* taken = nullptr;  // the consumer's: published chunks it took, oldest first
+  chunk_slabs slabs;       // the memory of every chunk above
 
   chunk_buffer() = default;
   chunk_buffer(const chunk_buffer&) = delete;
@@ -38,7 +42,7 @@ struct chunk_buffer {
 
   // Producer side (the worker), when [cur, end) has no room for a record: publishes the current
   // chunk (true) if there is one and starts the next, from the spares the consumer gave back or
-  // (rarely: at start, or when the consumer falls behind) from the heap.
+  // (at start, or while the converter waits) from a new slab.
   [[gnu::noinline]] bool next_chunk();
   // Words written so far (the worker, or the back end once it took the buffer over).
   std::uint64_t words_written() const noexcept {
