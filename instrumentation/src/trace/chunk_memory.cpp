@@ -18,13 +18,12 @@ void* chunk_slabs::allocate() {
   void* raw =
       mmap(nullptr, 2 * slab_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
-  const auto a = reinterpret_cast<std::uintptr_t>(raw);
-  const std::uintptr_t aligned = (a + slab_bytes - 1) & ~(std::uintptr_t{slab_bytes} - 1);
-  if (aligned > a) munmap(raw, aligned - a);
-  if (aligned + slab_bytes < a + 2 * slab_bytes)
-    munmap(reinterpret_cast<void*>(aligned + slab_bytes),
-           a + 2 * slab_bytes - aligned - slab_bytes);
-  void* slab = reinterpret_cast<void*>(aligned);
+  char* const base = static_cast<char*>(raw);
+  const auto misalign = reinterpret_cast<std::uintptr_t>(raw) & (slab_bytes - 1);
+  const std::size_t head = misalign ? slab_bytes - misalign : 0;
+  char* const slab = base + head;
+  if (head) munmap(base, head);
+  munmap(slab + slab_bytes, slab_bytes - head);  // the tail: never empty (head < slab_bytes)
 #ifdef MADV_HUGEPAGE
   (void)madvise(slab, slab_bytes, MADV_HUGEPAGE);  // a hint: without it, ordinary pages
 #endif
