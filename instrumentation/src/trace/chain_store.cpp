@@ -10,6 +10,7 @@ void chain_store::save(std::uint64_t guid, const frame* first, std::size_t n) {
   if (inserted) {
     auto& f = filter_[slot(guid)];
     f.store(f.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    saved_.store(saved_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 }
 
@@ -21,6 +22,7 @@ bool chain_store::take(std::uint64_t guid, std::vector<frame>& out) {
   map_.erase(it);
   auto& f = filter_[slot(guid)];
   f.store(f.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  saved_.store(saved_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   return true;
 }
 

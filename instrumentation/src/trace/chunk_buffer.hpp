@@ -7,38 +7,51 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "chunk_memory.hpp"
 #include "record.hpp"
 
 namespace grain::instrumentation::trace_detail {
 
-inline constexpr std::size_t chunk_records = 8192;  // 256 KiB
+// 256 KiB with its header, eight to a 2 MiB slab (chunk_memory.hpp).
+inline constexpr std::size_t chunk_words = 32766;
 
 struct chunk {
   chunk* next = nullptr;
-  std::uint32_t count = 0;
-  rec recs[chunk_records];
+  std::uint32_t count = 0;  // words written
+  std::uint64_t words[chunk_words];
 };
+static_assert(sizeof(chunk) * 8 == chunk_slabs::slab_bytes);
 
 struct chunk_buffer {
   // The chunk being written ([cur, end) free), its owner, spare chunks.
-  rec* cur = nullptr;
-  rec* end = nullptr;
+  std::uint64_t* cur = nullptr;
+  std::uint64_t* end = nullptr;
   chunk* current = nullptr;
-  chunk* spare = nullptr;  // the worker's own free list (taken from `returned`)
+  chunk* spare = nullptr;             // the worker's own free list (taken from `returned`)
+  std::uint64_t words_published = 0;  // in the chunks published so far
   alignas(64) std::atomic<chunk*> published{nullptr};  // full chunks, newest first
+  std::atomic<std::uint32_t> unconverted{0};           // published, not given back yet
   alignas(64) std::atomic<chunk*> returned{nullptr};   // chunks given back by the consumer
+  chunk* taken = nullptr;  // the consumer's: published chunks it took, oldest first
+  chunk_slabs slabs;       // the memory of every chunk above
 
   chunk_buffer() = default;
   chunk_buffer(const chunk_buffer&) = delete;
   chunk_buffer& operator=(const chunk_buffer&) = delete;
   ~chunk_buffer();
 
-  // Producer side (the worker), when [cur, end) is full: publishes the current chunk (true) if
-  // there is one and starts the next, from the spares the consumer gave back or (rarely: at
-  // start, or when the consumer falls behind) from the heap.
+  // Producer side (the worker), when [cur, end) has no room for a record: publishes the current
+  // chunk (true) if there is one and starts the next, from the spares the consumer gave back or
+  // (at start, or while the converter waits) from a new slab.
   [[gnu::noinline]] bool next_chunk();
+  // Words written so far (the worker, or the back end once it took the buffer over).
+  std::uint64_t words_written() const noexcept {
+    return words_published + (current ? static_cast<std::uint64_t>(cur - current->words) : 0);
+  }
   // Consumer side: all published chunks, oldest first.
   chunk* take_published() noexcept;
+  // Consumer side: the oldest published chunk not converted yet (null: none), taken off the list.
+  chunk* next_published() noexcept;
   // Consumer side: a chunk back to the worker.
   void give_back(chunk* c) noexcept;
 };

@@ -1,14 +1,16 @@
 #pragma once
 // The converter side of the streamed formats (Perfetto protobuf, Chrome JSON): a thread that
 // takes the chunks the workers publish, hands each worker's records to the back end's convert
-// function in order, and gives the chunks back, so that memory stays at a few chunks per worker
-// however long the run. At stop, finish() converts what is left (published chunks, then the
-// chunks being written). The OTF2 back end has its own loop (OTF2 writers per location).
+// function in order, and gives the chunks back, when a core is spare or the backlog is large
+// (convert_pacing.hpp), so that memory stays bounded however long the run. At stop, finish()
+// converts what is left (published chunks, then the chunks being written). The OTF2 back end has
+// its own loop (OTF2 writers per location).
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <thread>
 
+#include "convert_pacing.hpp"
 #include "session_core.hpp"
 
 namespace grain::instrumentation::trace_detail {
@@ -28,7 +30,7 @@ class chunk_converter {
     s_ = &s;
     thread_ = std::thread([this] {
       while (!stop_.load(std::memory_order_acquire))
-        if (!drain()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (!drain(false)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     });
   }
 
@@ -36,12 +38,12 @@ class chunk_converter {
   void finish() {
     stop();
     if (!s_) return;
-    drain();
+    drain(true);
     for (unsigned w = 0; w < s_->workers.size(); ++w) {
       auto& b = s_->workers[w];
       if (b.out.current) {
-        convert_(w, b.out.current->recs, b.out.cur);
-        b.out.cur = b.out.current->recs;
+        convert_words(w, b.out.current->words, b.out.cur);
+        b.out.cur = b.out.current->words;
       }
     }
     after_();
@@ -53,18 +55,13 @@ class chunk_converter {
     if (thread_.joinable()) thread_.join();
   }
 
-  bool drain() {
-    bool did = false;
-    for (unsigned w = 0; w < s_->workers.size(); ++w) {
-      worker_buf& b = s_->workers[w];
-      for (chunk* c = b.out.take_published(); c;) {
-        chunk* next = c->next;
-        convert_(w, c->recs, c->recs + c->count);
-        b.out.give_back(c);
-        c = next;
-        did = true;
-      }
-    }
+  void convert_words(unsigned w, const std::uint64_t* p, const std::uint64_t* e) {
+    decode_batches(p, e, [&](const rec* b, const rec* f) { convert_(w, b, f); });
+  }
+
+  bool drain(bool all) {
+    const bool did = drain_published(
+        *s_, all, [&](unsigned w, chunk* c) { convert_words(w, c->words, c->words + c->count); });
     if (did) after_();
     return did;
   }

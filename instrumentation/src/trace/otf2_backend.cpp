@@ -1,5 +1,6 @@
-// OTF2 back end: a converter thread turns the chunks the workers publish into OTF2 events, one
-// event writer per worker location (OTF2 writes a chunk to its file when full); the METRIC location
+// OTF2 back end: a converter thread turns the chunks the workers publish into OTF2 events (when
+// a core is spare: convert_pacing.hpp), one event writer per worker location (OTF2 writes a
+// chunk to its file when full); the METRIC location
 // "runtime counters" and the "policy engine" location are written under the session's aux mutex;
 // definitions are written once, at the end, by the stopping thread. With several ranks (an
 // MPI job) every rank writes its own locations into one archive through OTF2's collective
@@ -29,6 +30,7 @@
 #include <thread>
 
 #include "../run_info.hpp"
+#include "convert_pacing.hpp"
 #include "definitions_exchange.hpp"
 #include "grain/clock.hpp"
 #include "grain/instrumentation/counters.hpp"
@@ -258,26 +260,24 @@ class otf2_backend final : public backend {
   }
 
   // The converter: turns the workers' published chunks into OTF2 events (OTF2 writes a chunk
-  // of its own to the file when it is full) and gives the chunks back.
+  // of its own to the file when it is full) and gives the chunks back, while a core is spare
+  // (convert_pacing.hpp).
   void convert_loop() {
     while (!stop_converter_.load(std::memory_order_acquire)) {
-      if (!drain()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (!drain(false)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
 
-  bool drain() {
-    bool did = false;
-    for (unsigned w = 0; w < nw_; ++w) {
-      worker_buf& b = session_->workers[w];
-      for (chunk* c = b.out.take_published(); c;) {
-        chunk* next = c->next;
-        if (!failed()) convert(w, c->recs, c->recs + c->count);
-        b.out.give_back(c);
-        c = next;
-        did = true;
-      }
-    }
-    return did;
+  bool drain(bool all) {
+    return drain_published(*session_, all, [&](unsigned w, chunk* c) {
+      if (!failed()) convert_words(w, c->words, c->words + c->count);
+    });
+  }
+
+  void convert_words(unsigned w, const std::uint64_t* p, const std::uint64_t* e) {
+    decode_batches(p, e, [&](const rec* b, const rec* f) {
+      if (!failed()) convert(w, b, f);
+    });
   }
 
   void convert(unsigned w, const rec* p, const rec* e) {
@@ -462,12 +462,12 @@ class otf2_backend final : public backend {
     // The rest of the workers' records: published chunks, then the chunks being written.
     stop_converter_.store(true, std::memory_order_release);
     if (converter_.joinable()) converter_.join();
-    drain();
+    drain(true);
     for (unsigned w = 0; w < nw_; ++w) {
       auto& b = s.workers[w];
       if (b.out.current) {
-        if (!failed()) convert(w, b.out.current->recs, b.out.cur);
-        b.out.cur = b.out.current->recs;
+        if (!failed()) convert_words(w, b.out.current->words, b.out.cur);
+        b.out.cur = b.out.current->words;
       }
       // Close what is still open (idle workers at stop; everything on a signal).
       for (std::size_t j = b.stack.size(); j-- > 0 && !failed();) {

@@ -3,6 +3,7 @@
 #include "recorder.hpp"
 
 #include <string>
+#include <vector>
 
 namespace grain::instrumentation::trace_detail {
 
@@ -32,25 +33,74 @@ std::uint32_t region_of_new_name(session_core& s, worker_buf& b, const char* nam
   return r;
 }
 
+std::uint32_t region_of_other_name(session_core& s, worker_buf& b, const char* name) {
+  std::uint32_t r = 0;
+  for (unsigned h = name_slot(name);; h = (h + 1) & (worker_buf::cache_size - 1)) {
+    const auto& e = b.cache[h];
+    if (e.key == name && name) {
+      r = e.region;
+      break;
+    }
+    if (!e.key || !name) {
+      r = region_of_new_name(s, b, name);
+      break;
+    }
+  }
+  if (name) {
+    b.last_name = name;
+    b.last_region = r;
+  }
+  return r;
+}
+
 void next_chunk(session_core& s, worker_buf& b) {
   if (b.out.next_chunk()) s.be->chunk_published();
+  // The chunk's base for the deltas, so that each chunk decodes on its own.
+  b.out.cur[0] = encode_head(code_time, 0, 0);
+  b.out.cur[1] = b.last_ts;
+  b.out.cur += 2;
+}
+
+void time_record(worker_buf& b, std::uint64_t ts) {
+  b.out.cur[0] = encode_head(code_time, 0, 0);
+  b.out.cur[1] = ts;
+  b.out.cur += 2;
+  b.last_ts = ts;
 }
 
 void reenter_chain(session_core& s, worker_buf& b, const task_info& t, std::uint64_t ts) {
   std::vector<frame> chain;
   if (!s.chains.take(t.guid, chain)) return;
-  put(s, b, {ts, t.guid, 0, 0, rec_resume});
+  std::uint64_t* p = head(s, b, code_resume, 0, ts);
+  *p = t.guid;
+  b.out.cur = p + 1;
   for (const frame& f : chain) {
     b.stack.push_back(f);
-    emit_enter(s, b, f.region, f.guid, f.parent, ts, t.guid);
+    p = head(s, b, code_note, 0, ts);
+    *p = t.guid;
+    b.out.cur = p + 1;
+    emit_enter(s, b, f.region, f.guid, f.parent, ts);
     ++b.enters;
     ++b.reentries;
   }
 }
 
-void leave_suspended(session_core& s, worker_buf& b, std::size_t i, const task_info& t,
-                     std::uint64_t ts) {
+void phase_end_unusual(session_core& s, worker_buf& b, const task_info& t, bool terminated,
+                       std::uint64_t ts) {
   auto& st = b.stack;
+  std::size_t i = st.size();
+  while (i > 0 && st[i - 1].guid != t.guid) --i;
+  if (i == 0) return;  // not open here
+  --i;
+  if (terminated) {
+    // Frames above it (not expected) are closed with it.
+    while (st.size() > i) {
+      emit_leave(s, b, st.back().region, ts);
+      st.pop_back();
+    }
+    return;
+  }
+  // Suspended: the whole user thread leaves this worker, with its inline parents.
   for (std::size_t j = st.size(); j-- > 0;) emit_leave(s, b, st[j].region, ts);
   std::size_t first = 0;
   while (first < i && st[first].guid == 0) ++first;  // never idle frames

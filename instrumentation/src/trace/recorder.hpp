@@ -1,22 +1,15 @@
 #pragma once
 // Recording on the task path: a task phase or an idle period begins or ends on a worker, and
-// the worker appends compact records to its own buffer, taking no lock. The hooks
-// (session_hooks.cpp) call these; they are inline because they run once or twice per task
-// (docs/tracing.md, "How it is recorded (cost)"). The cold parts (a new task name, a full chunk)
-// live in recorder.cpp.
+// the worker appends compact records (record.hpp) to its own buffer, taking no lock and
+// allocating nothing. The hooks (session_hooks.cpp) call these; they are inline because they
+// run once or twice per task (docs/tracing.md, "How it is recorded (cost)"). The cold parts (a
+// new task name, a full chunk, a long gap, suspensions) live in recorder.cpp.
 #include <cstdint>
-#include <vector>
 
 #include "grain/ext/hooks.hpp"
 #include "session_core.hpp"
 
 namespace grain::instrumentation::trace_detail {
-
-inline std::uint64_t clamp_ts(worker_buf& b, std::uint64_t ts) noexcept {
-  if (ts < b.last_ts) ts = b.last_ts;
-  b.last_ts = ts;
-  return ts;
-}
 
 // A task name the worker's cache does not hold: its region from the shared table (locked,
 // once per task kind and worker), cached.
@@ -28,38 +21,52 @@ inline unsigned name_slot(const char* name) noexcept {
          (worker_buf::cache_size - 1);
 }
 
-// Region of a task name: the name pointer is stable per task kind, so a small per-worker
-// table keyed by the pointer avoids hashing the string on every task.
+// Region of a name the last task of this worker did not have: from the per-worker table keyed
+// by the name pointer (stable per task kind), so that no string is hashed per task.
+[[gnu::noinline]] std::uint32_t region_of_other_name(session_core& s, worker_buf& b,
+                                                     const char* name);
+
 inline std::uint32_t region_of(session_core& s, worker_buf& b, const char* name) {
-  if (name)
-    for (unsigned h = name_slot(name);; h = (h + 1) & (worker_buf::cache_size - 1)) {
-      const auto& e = b.cache[h];
-      if (e.key == name) return e.region;
-      if (!e.key) break;
-    }
-  return region_of_new_name(s, b, name);
+  if (name == b.last_name) [[likely]]
+    return b.last_region;
+  return region_of_other_name(s, b, name);
 }
 
-// A full chunk goes to the back end.
+// The chunk has no room for a record: the next one (the full one goes to the back end), which
+// starts with a time record.
 [[gnu::noinline]] void next_chunk(session_core& s, worker_buf& b);
+// More than the head word's delta can say since the last record: a time record.
+[[gnu::noinline]] void time_record(worker_buf& b, std::uint64_t ts);
 
-inline void put(session_core& s, worker_buf& b, const rec& r) {
-  if (b.out.cur == b.out.end) [[unlikely]]
+// Starts a record at `ts` (clamped to the worker's last, so that time never goes back on a
+// location): writes its head word and returns where its other words go.
+inline std::uint64_t* head(session_core& s, worker_buf& b, std::uint64_t code, std::uint32_t region,
+                           std::uint64_t ts) {
+  if (b.out.end - b.out.cur < record_room_words) [[unlikely]]
     next_chunk(s, b);
-  *b.out.cur++ = r;
+  std::uint64_t dt = ts > b.last_ts ? ts - b.last_ts : 0;
+  if (dt > max_encoded_dt) [[unlikely]] {
+    time_record(b, ts);
+    dt = 0;
+  }
+  b.last_ts += dt;
+  std::uint64_t* p = b.out.cur;
+  *p = encode_head(code, region, dt);
+  return p + 1;
 }
 
 inline void emit_enter(session_core& s, worker_buf& b, std::uint32_t region, std::uint64_t guid,
-                       std::uint64_t parent, std::uint64_t ts, std::uint64_t child) {
+                       std::uint64_t parent, std::uint64_t ts) {
   ++b.events;
-  if (child) [[unlikely]]
-    put(s, b, {ts, child, 0, region, rec_note});
-  put(s, b, {ts, guid, parent, region, rec_enter});
+  std::uint64_t* p = head(s, b, code_enter, region, ts);
+  p[0] = guid;
+  p[1] = parent;
+  b.out.cur = p + 2;
 }
 
 inline void emit_leave(session_core& s, worker_buf& b, std::uint32_t region, std::uint64_t ts) {
   ++b.events;
-  put(s, b, {ts, 0, 0, region, rec_leave});
+  b.out.cur = head(s, b, code_leave, region, ts);
 }
 
 // The task resumes (rec_resume), with the inline parents that were open under it when it
@@ -67,60 +74,87 @@ inline void emit_leave(session_core& s, worker_buf& b, std::uint32_t region, std
 void reenter_chain(session_core& s, worker_buf& b, const task_info& t, std::uint64_t ts);
 
 inline void phase_begin(session_core& s, unsigned w, const task_info& t, std::uint64_t ts) {
-  worker_buf& b = s.workers[w];
-  ts = clamp_ts(b, ts);
+  worker_buf& b = s.worker_bufs[w];
   const std::uint32_t r = region_of(s, b, t.name);
   if (s.chains.maybe(t.guid)) [[unlikely]]
     reenter_chain(s, b, t, ts);
   b.stack.push_back({t.guid, t.parent_guid, r});
-  emit_enter(s, b, r, t.guid, t.parent_guid, ts, 0);
+  emit_enter(s, b, r, t.guid, t.parent_guid, ts);
   ++b.enters;
 }
 
-// The task suspends: the whole user thread leaves this worker, with its inline parents.
-void leave_suspended(session_core& s, worker_buf& b, std::size_t i, const task_info& t,
-                     std::uint64_t ts);
+// The common phase begin: a task of the same kind as the last one, not resumed, with room on
+// the stack and in the chunk, and a gap the head word can hold. Returns false, having written
+// nothing, otherwise (then phase_begin). Written to need no call, so that the hook that calls it
+// saves no registers.
+inline bool try_phase_begin(session_core& s, worker_buf& b, const task_info& t,
+                            std::uint64_t ts) noexcept {
+  if (t.name != b.last_name || s.chains.maybe(t.guid) || b.stack.full() ||
+      b.out.end - b.out.cur < record_room_words)
+    return false;
+  const std::uint64_t dt = ts > b.last_ts ? ts - b.last_ts : 0;
+  if (dt > max_encoded_dt) return false;
+  b.last_ts += dt;
+  const std::uint32_t r = b.last_region;
+  b.stack.push_unchecked({t.guid, t.parent_guid, r});
+  std::uint64_t* p = b.out.cur;
+  p[0] = encode_head(code_enter, r, dt);
+  p[1] = t.guid;
+  p[2] = t.parent_guid;
+  b.out.cur = p + 3;
+  ++b.events;
+  ++b.enters;
+  return true;
+}
+
+// The common phase end: the innermost open task finishes. False otherwise (then phase_end).
+inline bool try_phase_end(worker_buf& b, const task_info& t, bool terminated,
+                          std::uint64_t ts) noexcept {
+  if (!terminated || b.stack.empty() || b.stack.back().guid != t.guid ||
+      b.out.end - b.out.cur < record_room_words)
+    return false;
+  const std::uint64_t dt = ts > b.last_ts ? ts - b.last_ts : 0;
+  if (dt > max_encoded_dt) return false;
+  b.last_ts += dt;
+  *b.out.cur++ = encode_head(code_leave, b.stack.back().region, dt);
+  b.stack.pop_back();
+  ++b.events;
+  return true;
+}
+
+// The task suspends: the whole user thread leaves this worker, with its inline parents; or it
+// ends below other open frames (not expected).
+void phase_end_unusual(session_core& s, worker_buf& b, const task_info& t, bool terminated,
+                       std::uint64_t ts);
 
 inline void phase_end(session_core& s, unsigned w, const task_info& t, bool terminated,
                       std::uint64_t ts) {
-  worker_buf& b = s.workers[w];
+  worker_buf& b = s.worker_bufs[w];
   auto& st = b.stack;
   if (st.empty()) return;  // began before recording started
-  ts = clamp_ts(b, ts);
-  if (terminated && st.back().guid == t.guid) {
+  if (terminated && st.back().guid == t.guid) [[likely]] {
     emit_leave(s, b, st.back().region, ts);
     st.pop_back();
     return;
   }
-  std::size_t i = st.size();
-  while (i > 0 && st[i - 1].guid != t.guid) --i;
-  if (i == 0) return;  // not open here
-  --i;
-  if (terminated) {
-    // Frames above it (not expected) are closed with it.
-    while (st.size() > i) {
-      emit_leave(s, b, st.back().region, ts);
-      st.pop_back();
-    }
-    return;
-  }
-  leave_suspended(s, b, i, t, ts);
+  phase_end_unusual(s, b, t, terminated, ts);
 }
 
 inline void idle_begin(session_core& s, unsigned w, std::uint64_t ts) {
-  worker_buf& b = s.workers[w];
+  worker_buf& b = s.worker_bufs[w];
   if (!b.stack.empty() && b.stack.back().region == idle_region) return;
-  ts = clamp_ts(b, ts);
   b.stack.push_back({0, 0, idle_region});
-  emit_enter(s, b, idle_region, 0, 0, ts, 0);
+  ++b.events;
+  b.out.cur = head(s, b, code_enter_bare, idle_region, ts);
+  b.idle.store(true, std::memory_order_relaxed);
 }
 
 inline void idle_end(session_core& s, unsigned w, std::uint64_t ts) {
-  worker_buf& b = s.workers[w];
+  worker_buf& b = s.worker_bufs[w];
   if (b.stack.empty() || b.stack.back().region != idle_region) return;
-  ts = clamp_ts(b, ts);
   emit_leave(s, b, idle_region, ts);
   b.stack.pop_back();
+  b.idle.store(false, std::memory_order_relaxed);
 }
 
 }  // namespace grain::instrumentation::trace_detail

@@ -11,7 +11,13 @@ std::uint32_t region_table::get(std::string_view name, region_kind kind) {
   std::lock_guard lk(m_);
   auto it = ids_.find(std::string(name));
   if (it != ids_.end()) return it->second;
-  const auto id = static_cast<std::uint32_t>(names_.size());
+  auto id = static_cast<std::uint32_t>(names_.size());
+  // The records hold 24-bit region ids (record.hpp); the last one stands for every name after
+  // it, which no real program reaches (16 M task kinds).
+  if (id >= max_encoded_region) {
+    if (id > max_encoded_region) return max_encoded_region;
+    name = "<more regions than a trace holds>";
+  }
   ids_.emplace(std::string(name), id);
   names_.emplace_back(std::string(name), kind);
   return id;

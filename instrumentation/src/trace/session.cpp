@@ -9,8 +9,11 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 #include <system_error>
 
+#include "convert_pacing.hpp"
 #include "grain/clock.hpp"
 #include "grain/instrumentation/trace_group.hpp"
 #include "grain/options.hpp"
@@ -140,6 +143,10 @@ trace_session::trace_session(trace_config cfg) : impl_(std::make_unique<impl>())
     file.insert(std::string("trace").size(), ".rank" + std::to_string(s.group->rank()));
   s.path = (dir / file).string();
   s.workers = std::vector<worker_buf>(s.cfg.workers);
+  s.worker_bufs = s.workers.data();
+  s.worker_count = s.workers.size();
+  s.spare_cores = cores_to_spare(s.workers.size());
+  s.backlog_chunks = worker_backlog_chunks(s.workers.size());
   for (auto& b : s.workers) b.stack.reserve(64);
   switch (s.cfg.format) {
     case trace_format::otf2:
@@ -199,6 +206,7 @@ void trace_session::impl::finish(bool emergency) {
     result.counter_samples = s.samples;
     result.decisions = s.decisions;
     for (auto& b : s.workers) {
+      result.buffer_bytes += b.out.words_written() * sizeof(std::uint64_t);
       result.task_enters += b.enters;
       result.reentries += b.reentries;
     }
@@ -207,12 +215,26 @@ void trace_session::impl::finish(bool emergency) {
   }
 }
 
+namespace {
+std::mutex g_last_mutex;
+std::optional<trace_stats> g_last;
+}  // namespace
+
+std::optional<trace_stats> last_trace_stats() {
+  std::lock_guard lk(g_last_mutex);
+  return g_last;
+}
+
 trace_stats trace_session::stop() {
   impl& I = *impl_;
   std::lock_guard lk(I.stop_mutex);
   if (!I.started || I.stopped) return I.result;
   I.stopped = true;
   I.finish(false);
+  {
+    std::lock_guard ll(g_last_mutex);
+    g_last = I.result;
+  }
   if (!I.result.complete) return I.result;  // the back end said why, once
   if (I.result.errors)
     spdlog::warn("grain: trace {}: {} records could not be written", I.result.path,

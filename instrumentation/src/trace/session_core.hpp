@@ -24,12 +24,18 @@ struct session_core {
   std::uint64_t start_ns = 0;  // every timestamp is clamped to >= start_ns
   std::uint64_t realtime_at_start = 0;
   std::vector<worker_buf> workers;
+  // The same, as the hooks read it (no size division on the task path); set with `workers`.
+  worker_buf* worker_bufs = nullptr;
+  std::size_t worker_count = 0;
   region_table regions;
   chain_store chains;
   std::unique_ptr<backend> be;
   // The processes writing this trace together (null: this one alone); see trace_group.hpp.
   trace_group* group = nullptr;
   bool emergency = false;  // finishing from a signal: no collective steps
+  // When the converter runs during the program (convert_pacing.hpp).
+  bool spare_cores = false;
+  std::uint32_t backlog_chunks = 0;
 
   std::mutex aux_mutex;  // metric and policy locations, string table
   std::uint64_t aux_last_ts = 0;

@@ -29,20 +29,56 @@ hook_chain g_chain{runtime_hooks{.phase_begin = &hk_phase_begin,
 // any, with the worker marked busy so that stop() can wait for it (handover.hpp).
 template <class Record>
 inline void record_in_session(unsigned w, Record&& record) {
-  if (w >= max_workers) return;
+  if (w >= max_workers) [[unlikely]]
+    return;
   busy_guard g(w);
   session_core* s = g_active.load(std::memory_order_acquire);
-  if (s && w < s->workers.size()) record(*s);
+  if (s && w < s->worker_count) [[likely]]
+    record(*s);
 }
 
-void hk_phase_begin(unsigned w, const task_info& t, std::uint64_t ts) {
+// The phase hooks run once per task phase each, so their common case is written out: flag
+// busy, find the session, try_phase_begin / try_phase_end (no calls, so no registers to save),
+// unflag. Everything else (a chained tool, a worker number out of range, what the try_ functions
+// decline) goes through the general path, as a tail call.
+[[gnu::noinline]] void phase_begin_general(unsigned w, const task_info& t, std::uint64_t ts) {
   if (auto p = g_chain.prev(&runtime_hooks::phase_begin)) p(w, t, ts);
   record_in_session(w, [&](session_core& s) { phase_begin(s, w, t, ts); });
 }
 
-void hk_phase_end(unsigned w, const task_info& t, bool terminated, std::uint64_t ts) {
+[[gnu::noinline]] void phase_end_general(unsigned w, const task_info& t, bool terminated,
+                                         std::uint64_t ts) {
   if (auto p = g_chain.prev(&runtime_hooks::phase_end)) p(w, t, terminated, ts);
   record_in_session(w, [&](session_core& s) { phase_end(s, w, t, terminated, ts); });
+}
+
+void hk_phase_begin(unsigned w, const task_info& t, std::uint64_t ts) {
+  if (!g_chain.prev(&runtime_hooks::phase_begin) && w < max_workers) [[likely]] {
+    std::atomic<std::uint32_t>& busy = g_busy[w].busy;
+    busy.store(1, std::memory_order_relaxed);
+    light_barrier();
+    session_core* s = g_active.load(std::memory_order_acquire);
+    const bool done = s && w < s->worker_count && try_phase_begin(*s, s->worker_bufs[w], t, ts);
+    busy.store(0, std::memory_order_release);
+    if (done) [[likely]]
+      return;
+  }
+  phase_begin_general(w, t, ts);
+}
+
+void hk_phase_end(unsigned w, const task_info& t, bool terminated, std::uint64_t ts) {
+  if (!g_chain.prev(&runtime_hooks::phase_end) && w < max_workers) [[likely]] {
+    std::atomic<std::uint32_t>& busy = g_busy[w].busy;
+    busy.store(1, std::memory_order_relaxed);
+    light_barrier();
+    session_core* s = g_active.load(std::memory_order_acquire);
+    const bool done =
+        s && w < s->worker_count && try_phase_end(s->worker_bufs[w], t, terminated, ts);
+    busy.store(0, std::memory_order_release);
+    if (done) [[likely]]
+      return;
+  }
+  phase_end_general(w, t, terminated, ts);
 }
 
 void hk_idle_begin(unsigned w, std::uint64_t ts) {

@@ -13,6 +13,7 @@
 // SIGINT/SIGTERM and on a crash (extension::emergency_stop).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,10 @@ struct trace_stats {
   std::uint64_t worker_events = 0;  // Enter/Leave events on worker locations (tasks and idle)
   std::uint64_t counter_samples = 0;
   std::uint64_t decisions = 0;
-  std::uint64_t bytes = 0;   // size of the event files (OTF2) or of the Perfetto/JSON file
+  std::uint64_t bytes = 0;  // size of the event files (OTF2) or of the Perfetto/JSON file
+  // What the workers' buffers held before conversion: their records, time records included
+  // (docs/tracing.md, "How it is recorded (cost)"); per worker event: buffer_bytes/worker_events.
+  std::uint64_t buffer_bytes = 0;
   std::uint64_t errors = 0;  // records the writer refused (should be 0)
   // False when writing failed (a full disk): recording stopped at the first error, and what
   // was written carries the suffix ".incomplete" (path names it); error says why.
@@ -80,5 +84,9 @@ class trace_session {
  private:
   std::unique_ptr<impl> impl_;
 };
+
+// What the last session of this process that stopped (stop(), not the signal path) wrote, for
+// callers that traced through the runtime's --grain:trace options (benchmarks); empty before.
+std::optional<trace_stats> last_trace_stats();
 
 }  // namespace grain::instrumentation
