@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,18 @@ struct cpu_binding {
   }
 };
 cpu_binding binding_here();
+// A value whose serialisation throws when it is negative (the sender's error at the call).
+// Not trivially copyable (the name), so it goes through its serialize(), not a memcpy.
+struct exploding {
+  int value = 0;
+  std::string name = "exploding";
+  template <class Archive>
+  void serialize(Archive& ar) {
+    if (value < 0) throw std::runtime_error("exploding: cannot serialise a negative value");
+    ar(value, name);
+  }
+};
+int defuse(exploding e);
 // This locality's share (1) of an all_reduce of generation `generation`; its sum.
 long contribute_one(std::int64_t generation);
 

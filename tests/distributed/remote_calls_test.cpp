@@ -119,6 +119,19 @@ TEST(RemoteCalls, ActionsCallOtherLocalitiesAllToAll) {
               36 + static_cast<long>(l.rank()));
 }
 
+TEST(RemoteCalls, ArgumentsThatFailToSerialiseAreAnErrorAtTheCallAndSendNothing) {
+  if (get_num_localities() < 2) GTEST_SKIP() << "needs two localities";
+  const locality there(1);
+  // Serialised straight into the message being built: a throw must leave no half-built
+  // message in the sender's reused buffer and no call waiting for an answer.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_THROW(grain::async(there, action<&defuse>{}, exploding{-1, "x"}), std::runtime_error);
+    EXPECT_THROW(grain::post(there, action<&defuse>{}, exploding{-1, "x"}), std::runtime_error);
+    EXPECT_EQ(grain::async(there, action<&defuse>{}, exploding{i, "x"}).get(), i);
+  }
+  EXPECT_EQ(grain::async(there, action<&square>{}, 12).get(), 144);
+}
+
 TEST(RemoteCalls, ALocalityThatDoesNotExistIsAnErrorAtTheCall) {
   EXPECT_THROW(grain::async(locality(get_num_localities()), action<&square>{}, 1),
                std::out_of_range);
