@@ -69,6 +69,9 @@ struct scratch_message {
   bool busy = false;
 };
 thread_local scratch_message t_scratch;
+// A scratch message that must be queued is copied up to this size (the thread keeps its
+// buffer) and given away above it (the next message allocates anew).
+constexpr std::size_t copy_queued_up_to = 4096;
 
 }  // namespace
 
@@ -77,8 +80,7 @@ void parcelport::send_built(std::uint32_t dest, std::vector<char>& msg, bool scr
   counts_.messages_sent.fetch_add(1, std::memory_order_relaxed);
   counts_.bytes_sent.fetch_add(msg.size(), std::memory_order_relaxed);
   if (net_->send_reusing(dest, message_tag::parcels, msg)) return;
-  // A large scratch message is given away rather than copied (the next one allocates anew).
-  if (scratch && msg.size() <= 4096)
+  if (scratch && msg.size() <= copy_queued_up_to)
     net_->send(dest, message_tag::parcels, std::vector<char>(msg.begin(), msg.end()));
   else
     net_->send(dest, message_tag::parcels, std::move(msg));

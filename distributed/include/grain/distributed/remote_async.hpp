@@ -10,7 +10,6 @@
 // dataflow, when_all).
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
