@@ -129,36 +129,33 @@ coalescer::action_state* coalescer::find(std::uint64_t action) const noexcept {
   return nullptr;
 }
 
-bool coalescer::submit(std::uint32_t dest, const parcel& p) {
+bool coalescer::enqueue(std::uint32_t dest, std::uint64_t action, parcel_kind kind,
+                        std::uint64_t signature, std::uint64_t continuation,
+                        const detail::args_writer& write) {
   if (dest >= localities_) return false;
-  action_state* s = find(p.action);
+  action_state* s = find(action);
   if (!s) return false;
+  maybe_raise_event(*s, queue_parcel(dest, *s, kind, signature, continuation, write));
+  return true;
+}
+
+bool coalescer::submit(std::uint32_t dest, const parcel& p) {
   const detail::args_writer payload{[](const void* ctx, std::vector<char>& out) {
                                       const auto& bytes = static_cast<const parcel*>(ctx)->payload;
                                       out.insert(out.end(), bytes.begin(), bytes.end());
                                     },
                                     &p};
-  maybe_raise_event(*s, queue_parcel(dest, *s, p.kind, p.signature, p.continuation, payload));
-  return true;
+  return enqueue(dest, p.action, p.kind, p.signature, p.continuation, payload);
 }
 
 bool coalescer::post(std::uint32_t dest, const detail::action_info& a,
                      const detail::args_writer& write) {
-  if (dest >= localities_) return false;
-  action_state* s = find(a.id);
-  if (!s) return false;
-  maybe_raise_event(*s, queue_parcel(dest, *s, parcel_kind::post, a.signature, 0, write));
-  return true;
+  return enqueue(dest, a.id, parcel_kind::post, a.signature, 0, write);
 }
 
 bool coalescer::call(std::uint32_t dest, const detail::action_info& a, std::uint64_t continuation,
                      const detail::args_writer& write) {
-  if (dest >= localities_) return false;
-  action_state* s = find(a.id);
-  if (!s) return false;
-  maybe_raise_event(*s,
-                    queue_parcel(dest, *s, parcel_kind::call, a.signature, continuation, write));
-  return true;
+  return enqueue(dest, a.id, parcel_kind::call, a.signature, continuation, write);
 }
 
 std::uint64_t coalescer::queue_parcel(std::uint32_t dest, action_state& s, parcel_kind kind,

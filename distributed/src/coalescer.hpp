@@ -155,6 +155,10 @@ class coalescer {
   // only grows, and its entries never move.
   action_state* find(std::uint64_t action) const noexcept;
   void flush(std::uint32_t dest, queue& q, action_state& s);  // q.m held
+  // submit, post and call: the action's queue to dest takes the parcel (false when the action
+  // is not coalesced or dest is not a locality).
+  bool enqueue(std::uint32_t dest, std::uint64_t action, parcel_kind kind, std::uint64_t signature,
+               std::uint64_t continuation, const detail::args_writer& write);
   // Algorithm 1 for one parcel; returns the arrival time.
   std::uint64_t queue_parcel(std::uint32_t dest, action_state& s, parcel_kind kind,
                              std::uint64_t signature, std::uint64_t continuation,
