@@ -163,17 +163,12 @@ std::size_t message_overhead() noexcept {
 
 namespace {
 
-// The parcels of a batch (decode_message, after the message header's checks).
-void decode_batch(std::span<const char> bytes, std::uint32_t parcels,
-                  std::vector<parcel_view>& out) {
+// A batch's framing, walked once (read_batch and decode_batch): every size against the bytes
+// received, so that a batch_cursor over it needs no checks.
+batch_header check_batch(std::span<const char> bytes, std::uint32_t parcels) {
   if (bytes.size() < batch_start)
     throw parcel_error("batch of " + std::to_string(bytes.size()) +
                        " bytes is shorter than its headers");
-  const auto b = load<batch_header>(bytes.data() + sizeof(message_header));
-  const bool corrupt =
-      XXH3_64bits(bytes.data() + batch_start, bytes.size() - batch_start) != b.checksum;
-  // Each parcel takes 4 bytes at least: a garbage count cannot make a garbage allocation.
-  out.reserve(std::min<std::size_t>(parcels, (bytes.size() - batch_start) / 4));
   std::size_t at = batch_start;
   for (std::uint32_t i = 0; i < parcels; ++i) {
     if (bytes.size() - at < 4)
@@ -181,18 +176,10 @@ void decode_batch(std::span<const char> bytes, std::uint32_t parcels,
                          std::to_string(parcels) + " is cut off in its header");
     const auto word = load<std::uint32_t>(bytes.data() + at);
     at += 4;
-    parcel_view p;
-    p.kind = parcel_kind::post;
-    p.source = b.source;
-    p.action = b.action;
-    p.signature = b.signature;
-    p.corrupt = corrupt;
     if (word & batch_call_bit) {
       if (bytes.size() - at < 8)
         throw parcel_error("parcel " + std::to_string(i) + " of a batch of " +
                            std::to_string(parcels) + " is cut off in its continuation");
-      p.kind = parcel_kind::call;
-      p.continuation = load<std::uint64_t>(bytes.data() + at);
       at += 8;
     }
     const std::size_t n = word & ~batch_call_bit;
@@ -200,12 +187,43 @@ void decode_batch(std::span<const char> bytes, std::uint32_t parcels,
       throw parcel_error("parcel " + std::to_string(i) + " of a batch says " + std::to_string(n) +
                          " payload bytes, only " + std::to_string(bytes.size() - at) +
                          " are left (truncated?)");
-    p.payload = bytes.subspan(at, n);
     at += n;
-    out.push_back(p);
   }
   if (at != bytes.size())
     throw parcel_error(std::to_string(bytes.size() - at) + " bytes after the last parcel");
+  return load<batch_header>(bytes.data() + sizeof(message_header));
+}
+
+// The parcels of a batch (decode_message, after the message header's checks).
+void decode_batch(std::span<const char> bytes, std::uint32_t parcels,
+                  std::vector<parcel_view>& out) {
+  const batch_header b = check_batch(bytes, parcels);
+  const bool corrupt =
+      XXH3_64bits(bytes.data() + batch_start, bytes.size() - batch_start) != b.checksum;
+  out.reserve(parcels);  // checked: each parcel took 4 bytes at least
+  parcel_view p;
+  p.source = b.source;
+  p.action = b.action;
+  p.signature = b.signature;
+  p.corrupt = corrupt;
+  batch_cursor c(bytes.subspan(batch_start));
+  while (c.next(p.kind, p.continuation, p.payload)) out.push_back(p);
+}
+
+// The message header's checks (decode_message, read_batch).
+message_header check_header(std::span<const char> bytes) {
+  if (bytes.size() < sizeof(message_header))
+    throw parcel_error("message of " + std::to_string(bytes.size()) +
+                       " bytes is shorter than its header");
+  const auto m = load<message_header>(bytes.data());
+  if (m.magic != message_magic) throw parcel_error("message does not start with grain's magic");
+  if (m.version != wire_version)
+    throw parcel_error("message has wire version " + std::to_string(m.version) + ", expected " +
+                       std::to_string(wire_version));
+  if (m.bytes != bytes.size())
+    throw parcel_error("message says " + std::to_string(m.bytes) + " bytes, " +
+                       std::to_string(bytes.size()) + " arrived (truncated?)");
+  return m;
 }
 
 }  // namespace
@@ -218,17 +236,7 @@ std::vector<parcel_view> decode_message(std::span<const char> bytes) {
 
 void decode_message(std::span<const char> bytes, std::vector<parcel_view>& out) {
   out.clear();
-  if (bytes.size() < sizeof(message_header))
-    throw parcel_error("message of " + std::to_string(bytes.size()) +
-                       " bytes is shorter than its header");
-  const auto m = load<message_header>(bytes.data());
-  if (m.magic != message_magic) throw parcel_error("message does not start with grain's magic");
-  if (m.version != wire_version)
-    throw parcel_error("message has wire version " + std::to_string(m.version) + ", expected " +
-                       std::to_string(wire_version));
-  if (m.bytes != bytes.size())
-    throw parcel_error("message says " + std::to_string(m.bytes) + " bytes, " +
-                       std::to_string(bytes.size()) + " arrived (truncated?)");
+  const message_header m = check_header(bytes);
   if (m.format == static_cast<std::uint16_t>(message_format::batch)) {
     decode_batch(bytes, m.parcels, out);
     return;
@@ -257,6 +265,41 @@ void decode_message(std::span<const char> bytes, std::vector<parcel_view>& out) 
   }
   if (at != bytes.size())
     throw parcel_error(std::to_string(bytes.size() - at) + " bytes after the last parcel");
+}
+
+bool read_batch(std::span<const char> bytes, batch_view& out) {
+  // Messages of single parcels (answers, coalescing off) are decode_message's, checks and all.
+  if (bytes.size() < sizeof(message_header) ||
+      load<message_header>(bytes.data()).format !=
+          static_cast<std::uint16_t>(message_format::batch))
+    return false;
+  const message_header m = check_header(bytes);
+  const batch_header b = check_batch(bytes, m.parcels);
+  out.source = b.source;
+  out.action = b.action;
+  out.signature = b.signature;
+  out.parcels = m.parcels;
+  out.corrupt = XXH3_64bits(bytes.data() + batch_start, bytes.size() - batch_start) != b.checksum;
+  out.body_at = batch_start;
+  return true;
+}
+
+bool batch_cursor::next(parcel_kind& kind, std::uint64_t& continuation,
+                        std::span<const char>& payload) noexcept {
+  if (at_ == end_) return false;
+  const auto word = load<std::uint32_t>(at_);
+  at_ += 4;
+  kind = parcel_kind::post;
+  continuation = 0;
+  if (word & batch_call_bit) {
+    kind = parcel_kind::call;
+    continuation = load<std::uint64_t>(at_);
+    at_ += 8;
+  }
+  const std::size_t n = word & ~batch_call_bit;
+  payload = {at_, n};
+  at_ += n;
+  return true;
 }
 
 bool first_parcel_header(std::span<const char> bytes, parcel_view& out) noexcept {

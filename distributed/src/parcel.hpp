@@ -85,6 +85,35 @@ std::vector<parcel_view> decode_message(std::span<const char> bytes);
 // The same into `out` (cleared first), so that a caller may reuse its storage.
 void decode_message(std::span<const char> bytes, std::vector<parcel_view>& out);
 
+// A batch whose framing decode_message would accept, without a view per parcel: what its
+// parcels share, and their bytes for a batch_cursor. The receiver's fast path (one action
+// looked up, checked and run per message; docs/coalescing.md, "The per-parcel path").
+struct batch_view {
+  std::uint32_t source = 0;
+  std::uint64_t action = 0;
+  std::uint64_t signature = 0;
+  std::uint32_t parcels = 0;
+  bool corrupt = false;     // fails its checksum (every parcel is then corrupt)
+  std::size_t body_at = 0;  // where the first parcel starts in the message
+};
+// False when `bytes` is not a batch; a batch whose framing is broken throws
+// grain::parcel_error, as decode_message does.
+bool read_batch(std::span<const char> bytes, batch_view& out);
+
+// The parcels of a batch that read_batch accepted (its framing is checked: no checks here).
+class batch_cursor {
+ public:
+  explicit batch_cursor(std::span<const char> body) noexcept
+      : at_(body.data()), end_(at_ + body.size()) {}
+  // The next parcel's kind, continuation (calls) and payload; false after the last one.
+  bool next(parcel_kind& kind, std::uint64_t& continuation,
+            std::span<const char>& payload) noexcept;
+
+ private:
+  const char* at_;
+  const char* end_;
+};
+
 // The header of the first parcel of a message whose framing is broken, when its bytes are
 // there (payload left empty); false otherwise.
 bool first_parcel_header(std::span<const char> bytes, parcel_view& out) noexcept;

@@ -241,8 +241,43 @@ void parcelport::on_message(std::uint32_t source, message_tag tag, std::span<con
   on_parcels(source, bytes, owner);
 }
 
+bool parcelport::on_sound_batch(std::uint32_t source, std::span<const char> msg,
+                                std::vector<char>* owner) {
+  batch_view b;
+  try {
+    if (!read_batch(msg, b)) return false;
+  } catch (const parcel_error&) {
+    return false;  // on_parcels says what is wrong with it
+  }
+  if (b.source != source || b.corrupt || observed_.load(std::memory_order_acquire)) return false;
+  const detail::action_info* a = detail::find_action(b.action);
+  if (!a || a->signature != b.signature) return false;
+  counts_.parcels_received.fetch_add(b.parcels, std::memory_order_relaxed);
+  parcel_view p;
+  p.source = source;
+  p.action = b.action;
+  p.signature = b.signature;
+  if (a->direct) {
+    batch_cursor c(msg.subspan(b.body_at));
+    while (c.next(p.kind, p.continuation, p.payload)) run_direct(p, a);
+    return true;
+  }
+  // The task keeps the message alive: the transport's vector, or a copy of a ring slot's bytes.
+  auto kept = owner ? std::make_shared<std::vector<char>>(std::move(*owner))
+                    : std::make_shared<std::vector<char>>(msg.begin(), msg.end());
+  // In order; execute() catches what a parcel throws, so the others still run.
+  grain::post(executor{}, annotate(a->name.c_str(),
+                                   [this, kept = std::move(kept), a, p, at = b.body_at]() mutable {
+                                     batch_cursor c(std::span<const char>(*kept).subspan(at));
+                                     while (c.next(p.kind, p.continuation, p.payload))
+                                       execute(p, a);
+                                   }));
+  return true;
+}
+
 void parcelport::on_parcels(std::uint32_t source, std::span<const char> msg,
                             std::vector<char>* owner) {
+  if (on_sound_batch(source, msg, owner)) return;
   // The views go into this thread's vector, reused: no allocation per message (the transport
   // hands messages over on one thread at a time, never nested).
   thread_local std::vector<parcel_view> parcels;

@@ -106,6 +106,10 @@ class parcelport {
   void on_message(std::uint32_t source, message_tag tag, std::span<const char> bytes,
                   std::vector<char>* owner);
   void on_parcels(std::uint32_t source, std::span<const char> msg, std::vector<char>* owner);
+  // A sound batch of one known action (a coalesced message): checked once, its parcels run
+  // straight from its bytes, as one task or, for a direct action, here. False (nothing done)
+  // for anything else, which on_parcels decodes parcel by parcel and refuses as it must.
+  bool on_sound_batch(std::uint32_t source, std::span<const char> msg, std::vector<char>* owner);
   struct queued_call {
     parcel_view parcel;
     const detail::action_info* action = nullptr;

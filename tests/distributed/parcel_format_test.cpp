@@ -112,6 +112,52 @@ TEST(ParcelFormat, FirstParcelHeaderOfABrokenBatchNamesItsCall) {
   EXPECT_FALSE(first_parcel_header(std::span<const char>(msg.data(), 20), first));
 }
 
+// The receiver's fast path reads a sound batch without a view per parcel: the same parcels
+// as decode_message's, in order; anything else is not a batch to it, or the same error.
+TEST(ParcelFormat, ReadBatchAndItsCursorGiveWhatDecodeGives) {
+  const auto msg = make_batch(mixed);
+  batch_view b;
+  ASSERT_TRUE(read_batch(msg, b));
+  EXPECT_EQ(b.source, 3u);
+  EXPECT_EQ(b.action, 0x1234'5678'9abc'def0ULL);
+  EXPECT_EQ(b.signature, 0x42u);
+  EXPECT_EQ(b.parcels, mixed.size());
+  EXPECT_FALSE(b.corrupt);
+  batch_cursor c(std::span<const char>(msg).subspan(b.body_at));
+  parcel_kind kind{};
+  std::uint64_t continuation = 0;
+  std::span<const char> payload;
+  std::size_t i = 0;
+  while (c.next(kind, continuation, payload)) {
+    SCOPED_TRACE(i);
+    ASSERT_LT(i, mixed.size());
+    EXPECT_EQ(kind, mixed[i].kind);
+    EXPECT_EQ(continuation, mixed[i].continuation);
+    EXPECT_EQ(std::string(payload.begin(), payload.end()), mixed[i].payload);
+    ++i;
+  }
+  EXPECT_EQ(i, mixed.size());
+
+  auto flipped = msg;
+  flipped.back() ^= 1;
+  ASSERT_TRUE(read_batch(flipped, b));
+  EXPECT_TRUE(b.corrupt);
+
+  auto lying = msg;
+  const std::uint32_t huge = 1'000'000;
+  std::memcpy(lying.data() + 56, &huge, 4);
+  EXPECT_THROW(read_batch(lying, b), parcel_error);
+  auto cut = msg;
+  cut.pop_back();
+  EXPECT_THROW(read_batch(cut, b), parcel_error);
+
+  std::vector<char> single;
+  begin_message(single);
+  append_parcel(single, parcel{});
+  EXPECT_FALSE(read_batch(single, b));
+  EXPECT_FALSE(read_batch(std::span<const char>(msg.data(), 10), b));
+}
+
 TEST(ParcelFormat, AMessageOfParcelsStillDecodes) {
   parcel p;
   p.kind = parcel_kind::result;
