@@ -100,7 +100,8 @@ void coalescer::enable(const detail::action_info& a) {
   s->queues = std::make_unique<queue[]>(localities_);
   s->stats.per_dest = std::make_unique<coalescing_stats::per_destination[]>(localities_);
   s->stats.destinations = localities_;
-  s->stats.gap_histogram = std::make_shared<instrumentation::histogram>(0, 1e6, histogram_buckets);
+  s->stats.gap_histogram = std::make_shared<instrumentation::histogram>(
+      0, static_cast<double>(gap_histogram_range_ns), gap_histogram_buckets);
   if (registry_)
     for (int id : register_coalescing_counters(*registry_, rank_, s->name, s->stats))
       counter_ids_.push_back(id);
@@ -204,7 +205,7 @@ std::uint64_t coalescer::queue_parcel(std::uint32_t dest, action_state& s, parce
     bump(st.gaps, 1);
     bump(st.gap_ns, gap);
     bump(st.log2_gaps, static_cast<std::uint64_t>(std::bit_width(gap)));
-    ++q.gap_buckets[s.stats.gap_histogram->bucket_of(static_cast<double>(gap))];
+    ++q.gap_buckets[gap_bucket(gap)];
     q.gap_sum += static_cast<double>(gap);
     ++q.gap_count;
   }

@@ -80,6 +80,18 @@ class queue_lock {
   std::atomic<bool> flag_{false};
 };
 
+// The arrival histogram: gaps in [0, 1 ms) in 20 buckets, below and above in buckets 0 and
+// 21 (instrumentation::histogram's layout). gap_bucket is its bucket_of for a gap in whole ns,
+// in integer arithmetic with a constant divisor: a parcel costs no double division.
+inline constexpr std::size_t gap_histogram_buckets = 20;
+inline constexpr std::uint64_t gap_histogram_range_ns = 1'000'000;
+constexpr std::size_t gap_bucket(std::uint64_t gap_ns) noexcept {
+  return gap_ns >= gap_histogram_range_ns
+             ? gap_histogram_buckets + 1
+             : static_cast<std::size_t>(gap_ns / (gap_histogram_range_ns / gap_histogram_buckets)) +
+                   1;
+}
+
 // The flush timer's accuracy: how late after a queue's deadline it sent the queue.
 struct timer_stats {
   std::atomic<std::uint64_t> flushes{0}, late_ns{0}, max_late_ns{0};
@@ -126,7 +138,6 @@ class coalescer {
   void publish_counters(instrumentation::counter_registry* reg);
 
  private:
-  static constexpr std::size_t histogram_buckets = 20;
   struct queue {
     queue_lock m;
     std::vector<char> msg;        // the batch being built (empty: nothing queued)
@@ -136,7 +147,7 @@ class coalescer {
     std::uint64_t last_ns = 0;               // arrival of the previous parcel (0: none yet)
     std::atomic<std::uint64_t> first_ns{0};  // arrival of the first queued parcel (0: empty)
     // The queued parcels' gaps, by histogram bucket, until their message leaves.
-    std::uint32_t gap_buckets[histogram_buckets + 2] = {};
+    std::uint32_t gap_buckets[gap_histogram_buckets + 2] = {};
     double gap_sum = 0;
     std::uint32_t gap_count = 0;
   };

@@ -26,31 +26,27 @@ std::vector<locality> find_all_localities() {
 
 namespace detail {
 
-void check_locality(const locality& loc) {
-  if (loc.rank() >= get_num_localities())
-    throw std::out_of_range("grain: " + loc.to_string() + " does not exist (there " +
-                            (get_num_localities() == 1
-                                 ? "is 1 locality"
-                                 : "are " + std::to_string(get_num_localities()) + " localities") +
-                            ")");
-}
-
-namespace {
-distributed::parcelport& running_port() {
+distributed::parcelport* route(const locality& loc) {
   auto* p = distributed::parcelport::current();
-  if (!p || !p->distributed())
+  const std::uint32_t n = p ? p->size() : 1;
+  if (loc.rank() >= n)
+    throw std::out_of_range(
+        "grain: " + loc.to_string() + " does not exist (there " +
+        (n == 1 ? "is 1 locality" : "are " + std::to_string(n) + " localities") + ")");
+  if (loc.rank() == (p ? p->rank() : 0)) return nullptr;
+  if (!p->distributed())
     throw std::logic_error("grain: a remote call needs a running distributed runtime");
-  return *p;
-}
-}  // namespace
-
-void send_post(std::uint32_t dest, const action_info& a, const args_writer& write) {
-  running_port().post(dest, a, write);
+  return p;
 }
 
-void send_call(std::uint32_t dest, const action_info& a, const args_writer& write,
-               response_handler on_response) {
-  running_port().call(dest, a, write, std::move(on_response));
+void send_post(distributed::parcelport* port, std::uint32_t dest, const action_info& a,
+               const args_writer& write) {
+  port->post(dest, a, write);
+}
+
+void send_call(distributed::parcelport* port, std::uint32_t dest, const action_info& a,
+               const args_writer& write, response_handler on_response) {
+  port->call(dest, a, write, std::move(on_response));
 }
 
 }  // namespace detail

@@ -119,8 +119,7 @@ void parcelport::send_parcel(std::uint32_t dest, const parcel& p,
   });
 }
 
-std::string parcelport::dead_reason(std::uint32_t dest) {
-  if (!any_dead_.load(std::memory_order_acquire)) return {};
+std::string parcelport::dead_reason_of(std::uint32_t dest) {
   std::lock_guard lock(calls_mutex_);
   const auto it = dead_.find(dest);
   return it == dead_.end() ? std::string() : it->second;

@@ -135,8 +135,14 @@ class parcelport {
   // Waits for the next control message, progressing the network meanwhile.
   control_message next_control();
 
-  // The error of a call or post to a rank known dead; empty when `dest` is alive.
-  std::string dead_reason(std::uint32_t dest);
+  // The error of a call or post to a rank known dead; empty when `dest` is alive. Inline: a
+  // flag test on every post while no rank is dead.
+  std::string dead_reason(std::uint32_t dest) {
+    if (!any_dead_.load(std::memory_order_acquire)) [[likely]]
+      return {};
+    return dead_reason_of(dest);
+  }
+  std::string dead_reason_of(std::uint32_t dest);
   // Builds a message with build(vector&) — in this thread's reused vector when it is free —
   // and sends it (send_built).
   template <class Build>

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "coalescer.hpp"
 #include "grain/grain.hpp"
 #include "grain/instrumentation/counters.hpp"
 #include "grain/instrumentation/listener.hpp"
@@ -122,6 +123,12 @@ std::vector<std::int64_t> picky_ran() {
   std::lock_guard lock(g_m);
   return g_ran;
 }
+// Coalesced calls: each is answered with its own result, or its own error.
+std::int64_t twice_unless_three(std::int64_t v) {
+  if (v % 10 == 3) throw std::runtime_error("three: " + std::to_string(v));
+  return 2 * v;
+}
+
 void picky_reset() {
   std::lock_guard lock(g_m);
   g_ran.clear();
@@ -529,6 +536,56 @@ TEST(Coalescing, AThrowingParcelDoesNotLoseTheRestOfItsMessage) {
 TEST(Coalescing, AThrowingDirectParcelDoesNotLoseTheRestOfItsMessage) {
   if (!distributed_run()) GTEST_SKIP() << "one locality: nothing to coalesce";
   throwing_parcels_lose_nothing<direct_action<&picky_direct>>("picky_direct");
+}
+
+// Calls of a coalesced action travel in batches (one task runs a message's parcels straight
+// from its bytes) and each is answered: its own value, or the error it threw.
+TEST(Coalescing, CoalescedCallsAreEachAnsweredWithTheirOwnResultOrError) {
+  if (!distributed_run()) GTEST_SKIP() << "one locality: nothing to coalesce";
+  const locality dest(1);
+  enable_coalescing(action<&twice_unless_three>{});
+  knobs().at("coalescing.twice_unless_three.parcels").set(25, "test");
+  knobs().at("coalescing.twice_unless_three.interval").set(100000, "test");
+  const std::string messages = "/coalescing{action#twice_unless_three/locality#" +
+                               std::to_string(find_here().rank()) + "}/count/messages";
+  const auto sent = [&] {
+    auto v = instrumentation::registry().value(messages);
+    return v && v->available ? v->value : 0.0;
+  };
+  const double m0 = sent();
+  constexpr std::int64_t n = 101;  // the first alone (nothing before it), then 4 full messages
+  std::vector<future<std::int64_t>> fs;
+  for (std::int64_t i = 0; i < n; ++i) fs.push_back(async(dest, action<&twice_unless_three>{}, i));
+  for (std::int64_t i = 0; i < n; ++i) {
+    SCOPED_TRACE(i);
+    if (i % 10 == 3) {
+      try {
+        fs[static_cast<std::size_t>(i)].get();
+        ADD_FAILURE() << "no error";
+      } catch (const remote_exception& e) {
+        EXPECT_NE(std::string(e.what()).find("three: " + std::to_string(i)), std::string::npos)
+            << e.what();
+      }
+    } else {
+      EXPECT_EQ(fs[static_cast<std::size_t>(i)].get(), 2 * i);
+    }
+  }
+  EXPECT_EQ(sent() - m0, 5) << "1 alone, then 4 full messages of 25";
+}
+
+// The coalescer puts a gap into the arrival histogram's bucket in integer arithmetic; the
+// histogram's own bucket_of (doubles) must agree at every edge.
+TEST(Coalescing, GapBucketsAreTheHistogramsBuckets) {
+  const instrumentation::histogram h(0, static_cast<double>(distributed::gap_histogram_range_ns),
+                                     distributed::gap_histogram_buckets);
+  constexpr std::uint64_t width =
+      distributed::gap_histogram_range_ns / distributed::gap_histogram_buckets;
+  for (std::uint64_t k = 0; k <= distributed::gap_histogram_buckets + 1; ++k)
+    for (std::uint64_t gap : {k * width - 1, k * width, k * width + 1, k * width + width / 2}) {
+      if (k == 0 && gap > width) continue;  // 0 - 1 wrapped
+      EXPECT_EQ(distributed::gap_bucket(gap), h.bucket_of(static_cast<double>(gap))) << gap;
+    }
+  EXPECT_EQ(distributed::gap_bucket(~0ULL), distributed::gap_histogram_buckets + 1);
 }
 
 }  // namespace grain::test::coalescing
