@@ -224,19 +224,21 @@ std::uint64_t coalescer::queue_parcel(std::uint32_t dest, action_state& s, parce
   return now;
 }
 
-void coalescer::maybe_raise_event(action_state& s, std::uint64_t now) {
+void coalescer::maybe_raise_event(action_state& s, std::uint64_t now, bool by_timer) {
   const std::int64_t every = event_parcels_->int_value();
   if (every <= 0) return;
   coalescing_stats& st = s.stats;
   const std::uint64_t parcels = st.parcels();
   std::uint64_t last = st.last_event_ns.load(std::memory_order_relaxed);
-  if (parcels - st.last_event_parcels.load(std::memory_order_relaxed) <
-          static_cast<std::uint64_t>(every) ||
+  if ((!by_timer && parcels - st.last_event_parcels.load(std::memory_order_relaxed) <
+                        static_cast<std::uint64_t>(every)) ||
       now < last + min_event_period_ns)
     return;
   // One sender wins the window; the others go on queueing.
   if (!st.last_event_ns.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
-  st.last_event_parcels.store(parcels, std::memory_order_relaxed);
+  // The timer's events take the time window only: the parcel count's window stays the
+  // senders' (an event every N parcels, whatever the timer did meanwhile).
+  if (!by_timer) st.last_event_parcels.store(parcels, std::memory_order_relaxed);
   // Running totals: the policy differences two events, as it would two snapshots.
   grain::event(
       "coalescing." + s.name,
@@ -306,6 +308,7 @@ void coalescer::timer_loop() {
       timer_next_.store(never);  // a queue that starts during the scan wakes us again
     }
     std::uint64_t earliest = never;
+    std::vector<action_state*> flushed;  // raise their events once states_m_ is released
     {
       std::shared_lock states(states_m_);
       for (const auto& s : states_) {
@@ -329,9 +332,16 @@ void coalescer::timer_loop() {
           if (late > timer_.max_late_ns.load()) timer_.max_late_ns.store(late);
           s->stats.timer_flushes.fetch_add(1, std::memory_order_relaxed);
           flush(d, q, *s);
+          if (std::find(flushed.begin(), flushed.end(), s.get()) == flushed.end())
+            flushed.push_back(s.get());
         }
       }
     }
+    // A queue the timer had to send did not fill in time: the traffic changed (fewer parcels,
+    // or bursts smaller than a message). A policy hears of it now, not N parcels later — at
+    // one parcel per round trip that could be hundreds of timer intervals.
+    const std::uint64_t now = now_ns();
+    for (action_state* s : flushed) maybe_raise_event(*s, now, true);
     std::unique_lock lock(timer_m_);
     timer_next_.store(earliest);
     auto pred = [this] { return wake_ || stop_; };

@@ -9,9 +9,10 @@
 // so a task could not be relied on to flush in time. Every flush of a queue happens under
 // its lock and hands the message to the transport in order, so parcels of one (destination,
 // action) are never reordered, lost or duplicated. With coalescing.event-parcels > 0 the
-// coalescer also raises an application event "coalescing.<action>" every that many parcels
-// (at most one per ms): a policy then samples on the traffic itself, not on a wall-clock
-// period that a burst of a few milliseconds falls between.
+// coalescer also raises an application event "coalescing.<action>" every that many parcels,
+// and when the flush timer had to send one of its queues (at most one per ms): a policy then
+// samples on the traffic itself, not on a wall-clock period that a burst of a few
+// milliseconds falls between.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -174,7 +175,9 @@ class coalescer {
   std::uint64_t queue_parcel(std::uint32_t dest, action_state& s, parcel_kind kind,
                              std::uint64_t signature, std::uint64_t continuation,
                              const detail::args_writer& write);
-  void maybe_raise_event(action_state& s, std::uint64_t now);  // no lock held
+  // No lock held. `by_timer`: the flush timer sent a queue of s (an event without waiting
+  // for `coalescing.event-parcels` more parcels; still at most one per ms).
+  void maybe_raise_event(action_state& s, std::uint64_t now, bool by_timer = false);
   void timer_loop();
   void wake_timer();
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -385,6 +386,47 @@ TEST(Coalescing, EventsEveryNParcelsCarryTheRunningTotals) {
     }
   }
   EXPECT_EQ(local_counter("count/parcels"), p0 + 1000);
+}
+
+// A queue the flush timer has to send raises an event at once, without waiting for
+// coalescing.event-parcels more parcels (at one parcel per round trip that could take
+// hundreds of intervals); it does not move the every-N window of the senders' events.
+TEST(Coalescing, ATimerFlushRaisesAnEventWithoutWaitingForNParcels) {
+  if (!distributed_run()) GTEST_SKIP() << "one locality: nothing to coalesce";
+  record_everywhere();
+  stream(0, 16, 200);
+  event_log log;
+  instrumentation::add_listener(&log);
+  knobs().at("coalescing.event-parcels").set(1000, "test");
+  const auto timer_flushes = [] {
+    return instrumentation::registry()
+        .value("/coalescing{locality#" + std::to_string(find_here().rank()) +
+               "/total}/count/timer-flushes")
+        ->value;
+  };
+  const double flushes0 = timer_flushes();
+  const locality dest(1);
+  // The first parcel goes alone (nothing before it); the next 4 wait for 12 more that never
+  // come, until the timer sends them 200 µs after the second. A senders' event, if any, comes
+  // with a parcel; the timer's comes 200 µs later.
+  const std::uint64_t t0 = now_ns();
+  for (std::int64_t i = 0; i < 5; ++i) post(dest, action<&seq>{}, i);
+  std::optional<instrumentation::app_event> by_timer;
+  const auto start = std::chrono::steady_clock::now();
+  while (!by_timer && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::lock_guard lock(log.m);
+    for (const auto& e : log.events)
+      if (e.time_ns >= t0 + 200'000) by_timer = e;
+  }
+  knobs().at("coalescing.event-parcels").set(0, "test: back to the default");
+  instrumentation::remove_listener(&log);
+  expect_complete(dest, 0, 5);
+  ASSERT_TRUE(by_timer.has_value()) << "the timer's flush raised no event";
+  EXPECT_GE(timer_flushes(), flushes0 + 1);
+  EXPECT_GE(by_timer->get("timer_flushes"), 1.0);
+  std::lock_guard lock(log.m);
+  EXPECT_LE(log.events.size(), 2U) << "one from the senders at most, and the timer's";
 }
 
 TEST(Coalescing, ConcurrentPostersKeepEachThreadsOrderUnderKnobChanges) {
