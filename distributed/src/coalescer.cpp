@@ -249,7 +249,8 @@ void coalescer::maybe_raise_event(action_state& s, std::uint64_t now, bool by_ti
        {"log2_gaps", static_cast<double>(st.log2_gaps())},
        {"bytes", static_cast<double>(st.bytes.load(std::memory_order_relaxed))},
        {"timer_flushes", static_cast<double>(st.timer_flushes.load(std::memory_order_relaxed))},
-       {"time_ns", static_cast<double>(now)}});
+       {"time_ns", static_cast<double>(now)},
+       {"by_timer", by_timer ? 1.0 : 0.0}});
 }
 
 void coalescer::flush(std::uint32_t dest, queue& q, action_state& s) {
