@@ -29,9 +29,10 @@ bool register_membarrier() noexcept {
 }  // namespace
 
 bool enable_asymmetric_fences() noexcept {
-  static const bool on = register_membarrier();  // once: registration is per process
-  g_asymmetric_fences = on;
-  return on;
+  // Registered again by every scheduler: registering twice is harmless, and a child forked
+  // after an earlier runtime ran must not rely on its parent's registration.
+  g_asymmetric_fences = register_membarrier();
+  return g_asymmetric_fences;
 }
 
 void heavy_fence() noexcept {

@@ -24,8 +24,8 @@ namespace grain::detail {
 
 extern bool g_asymmetric_fences;  // written once before any thread reads it concurrently
 
-// Registers the process for expedited membarrier (first call only) and turns the light
-// fences into compiler barriers when that worked. Returns whether they are.
+// Registers the process for expedited membarrier and turns the light fences into compiler
+// barriers when that worked. Returns whether they are. Only while no deque is in use.
 bool enable_asymmetric_fences() noexcept;
 
 GRAIN_ALWAYS_INLINE void light_fence() noexcept {
