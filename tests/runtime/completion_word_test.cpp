@@ -22,9 +22,9 @@ using namespace std::chrono_literals;
 
 // A short, varying amount of work: completions land in every part of the others' steps.
 long spin(long i) {
-  long x = i;
-  for (long k = 0; k < (i * 7919) % 300; ++k) x = x * 31 + k;
-  return (x & 1) + i;  // i or i + 1, known to the caller through the same function
+  auto x = static_cast<unsigned long>(i);  // unsigned: it overflows
+  for (long k = 0; k < (i * 7919) % 300; ++k) x = x * 31 + static_cast<unsigned long>(k);
+  return static_cast<long>(x & 1) + i;  // i or i + 1, known to the caller through the same function
 }
 
 class CompletionWord : public grain::test::WorkersTest {};
