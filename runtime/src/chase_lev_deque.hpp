@@ -3,12 +3,20 @@
 // PPoPP 2013). The owner pushes and pops at the bottom (LIFO, cache-warm); thieves steal from
 // the top (FIFO, the oldest and usually largest work). Grown arrays are retired, not freed,
 // until the deque dies, because a thief may still read from an old one.
+//
+// The owner's pop and a thief's steal are a Dekker pair (each stores its end, then reads the
+// other's): the textbook pop pays a full fence for it on every task. Here the pop's side is an
+// asymmetric light fence and the steal's the heavy one (asymmetric_fence.hpp): a task nobody
+// steals costs the owner no locked instruction, and a thief pays a membarrier per steal
+// attempt on a deque that looks non-empty (an idle thief probing empty deques pays nothing
+// more than before). Every item stays stealable at every moment, unlike a split deque.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "asymmetric_fence.hpp"
 #include "grain/detail/config.hpp"
 
 namespace grain::detail {
@@ -54,7 +62,7 @@ class chase_lev_deque {
     std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
     array* a = array_.load(std::memory_order_relaxed);
     bottom_.store(b, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    light_fence();  // pairs with steal's heavy_fence
     std::int64_t t = top_.load(std::memory_order_relaxed);
     T v = nullptr;
     if (t <= b) {
@@ -85,6 +93,14 @@ class chase_lev_deque {
     std::int64_t t = top_.load(std::memory_order_acquire);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     std::int64_t b = bottom_.load(std::memory_order_acquire);
+    if (t >= b) return nullptr;
+    if (g_asymmetric_fences) {
+      // Between the read of top and the read of bottom, as the fence it stands for: the
+      // owner's pop in flight has either published its decrement of bottom by now, or will
+      // read a top at least t (and then take the last item only through the CAS).
+      heavy_fence();
+      b = bottom_.load(std::memory_order_acquire);
+    }
     if (t < b) {
       array* a = array_.load(std::memory_order_acquire);
       T v = a->get(t);

@@ -68,8 +68,10 @@ struct async_op final : shared_state<R>, task_base {
   }
   static void run_and_release(task_base* t) {
     auto* self = static_cast<async_op*>(t);
-    self->invoke();
-    self->release();
+    invoke_and_release<R>(*self, self->fn, t, [self]() noexcept {
+      self->fn.~F();
+      self->fn_alive = false;
+    });
   }
   static void run_deferred(task_base* t) { static_cast<async_op*>(t)->invoke(); }
 
@@ -77,7 +79,7 @@ struct async_op final : shared_state<R>, task_base {
   static async_op* create(F&& f, const executor& ex, const char* name, bool deferred,
                           bool ids = true) {
     auto* op = ::new (allocate_for<async_op>()) async_op(std::move(f));
-    op->refs_.store(deferred ? 1 : 2, std::memory_order_relaxed);
+    op->init_refs(deferred ? 1 : 2);
     op->destroy_fn = [](state_base* b) noexcept {
       auto* self = static_cast<async_op*>(static_cast<shared_state<R>*>(b));
       self->~async_op();

@@ -144,7 +144,7 @@ future<R> then_impl(Arg&& arg, F&& f, const executor& ex) {
   state_base* parent = future_access::state(arg);
   if (!parent) throw_future_error(future_errc::no_state);
   auto* c = ::new (allocate_for<C>()) C(std::forward<F>(f), std::forward<Arg>(arg));
-  c->refs_.store(2, std::memory_order_relaxed);  // the returned future + the execution
+  c->init_refs(2);  // the returned future + the execution
   c->destroy_fn = [](state_base* b) noexcept {
     auto* self = static_cast<C*>(static_cast<shared_state<R>*>(b));
     self->~C();
