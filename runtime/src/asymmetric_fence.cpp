@@ -19,8 +19,6 @@ long membarrier(int cmd) noexcept {
 }
 
 bool register_membarrier() noexcept {
-  if (const char* env = std::getenv("GRAIN_ASYMMETRIC_FENCES"); env && std::strcmp(env, "0") == 0)
-    return false;
   const long cmds = membarrier(MEMBARRIER_CMD_QUERY);
   if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED)) return false;
   return membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
@@ -33,6 +31,17 @@ bool enable_asymmetric_fences() noexcept {
   // after an earlier runtime ran must not rely on its parent's registration.
   g_asymmetric_fences = register_membarrier();
   return g_asymmetric_fences;
+}
+
+bool configure_asymmetric_fences() noexcept {
+  // Off unless asked for: a steal then costs a system call and an interrupt to every running
+  // worker, which fine-grained dataflow with many steals pays for dearly (the 1D stencil with
+  // 2,000-point partitions on 2 workers took 2.9x as long), while a spawn storm that rarely
+  // steals gains ~12 % (skynet). docs/architecture.md, "The spawn and join hot path".
+  const char* env = std::getenv("GRAIN_ASYMMETRIC_FENCES");
+  if (env && std::strcmp(env, "1") == 0) return enable_asymmetric_fences();
+  g_asymmetric_fences = false;
+  return false;
 }
 
 void heavy_fence() noexcept {

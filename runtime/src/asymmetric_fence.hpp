@@ -12,10 +12,11 @@
 // heavy side made before the call). A thread that is not running has passed through the
 // scheduler, a full barrier itself.
 //
-// The choice is made once, before any worker exists (enable_asymmetric_fences, from the
-// scheduler's constructor), and never undone: a pair must not mix the two modes. Without
-// membarrier (old kernel, seccomp), or with GRAIN_ASYMMETRIC_FENCES=0 in the environment,
-// both sides keep a full fence.
+// The choice is made once, before any worker exists (configure_asymmetric_fences, from the
+// scheduler's constructor), and never undone: a pair must not mix the two modes. They are
+// off unless GRAIN_ASYMMETRIC_FENCES=1 is in the environment (every steal then costs a
+// membarrier: a net loss where workers steal often), and off without membarrier (old kernel,
+// seccomp): both sides keep a full fence.
 #include <atomic>
 
 #include "grain/detail/config.hpp"
@@ -27,6 +28,9 @@ extern bool g_asymmetric_fences;  // written once before any thread reads it con
 // Registers the process for expedited membarrier and turns the light fences into compiler
 // barriers when that worked. Returns whether they are. Only while no deque is in use.
 bool enable_asymmetric_fences() noexcept;
+// The scheduler's choice: enable_asymmetric_fences() when GRAIN_ASYMMETRIC_FENCES=1, else
+// full fences on both sides. Returns whether asymmetric fences are on.
+bool configure_asymmetric_fences() noexcept;
 
 GRAIN_ALWAYS_INLINE void light_fence() noexcept {
   if (GRAIN_LIKELY(g_asymmetric_fences))
