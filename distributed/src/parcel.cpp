@@ -163,7 +163,7 @@ std::size_t message_overhead() noexcept {
 
 namespace {
 
-// A batch's framing, walked once (read_batch and decode_batch): every size against the bytes
+// A batch's framing, walked once (read_batch): every size against the bytes
 // received, so that a batch_cursor over it needs no checks.
 batch_header check_batch(std::span<const char> bytes, std::uint32_t parcels) {
   if (bytes.size() < batch_start)
@@ -194,19 +194,15 @@ batch_header check_batch(std::span<const char> bytes, std::uint32_t parcels) {
   return load<batch_header>(bytes.data() + sizeof(message_header));
 }
 
-// The parcels of a batch (decode_message, after the message header's checks).
-void decode_batch(std::span<const char> bytes, std::uint32_t parcels,
-                  std::vector<parcel_view>& out) {
-  const batch_header b = check_batch(bytes, parcels);
-  const bool corrupt =
-      XXH3_64bits(bytes.data() + batch_start, bytes.size() - batch_start) != b.checksum;
-  out.reserve(parcels);  // checked: each parcel took 4 bytes at least
+// The parcels of a batch read_batch accepted, as views (decode_message).
+void decode_batch(std::span<const char> bytes, const batch_view& b, std::vector<parcel_view>& out) {
+  out.reserve(b.parcels);  // checked: each parcel took 4 bytes at least
   parcel_view p;
   p.source = b.source;
   p.action = b.action;
   p.signature = b.signature;
-  p.corrupt = corrupt;
-  batch_cursor c(bytes.subspan(batch_start));
+  p.corrupt = b.corrupt;
+  batch_cursor c(bytes.subspan(b.body_at));
   while (c.next(p.kind, p.continuation, p.payload)) out.push_back(p);
 }
 
@@ -236,11 +232,11 @@ std::vector<parcel_view> decode_message(std::span<const char> bytes) {
 
 void decode_message(std::span<const char> bytes, std::vector<parcel_view>& out) {
   out.clear();
-  const message_header m = check_header(bytes);
-  if (m.format == static_cast<std::uint16_t>(message_format::batch)) {
-    decode_batch(bytes, m.parcels, out);
+  if (batch_view b; read_batch(bytes, b)) {
+    decode_batch(bytes, b, out);
     return;
   }
+  const message_header m = check_header(bytes);
   if (m.format != static_cast<std::uint16_t>(message_format::parcels))
     throw parcel_error("message has unknown format " + std::to_string(m.format));
   std::size_t at = sizeof(message_header);

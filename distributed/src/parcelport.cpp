@@ -240,6 +240,17 @@ void parcelport::on_message(std::uint32_t source, message_tag tag, std::span<con
   on_parcels(source, bytes, owner);
 }
 
+namespace {
+// A received message kept past its hand-over (a task runs its parcels later): the transport's
+// vector when it gave one (moved: the payload views keep pointing into its buffer), else a
+// copy of the ring slot's bytes.
+std::shared_ptr<std::vector<char>> keep_message(std::span<const char> msg,
+                                                std::vector<char>* owner) {
+  return owner ? std::make_shared<std::vector<char>>(std::move(*owner))
+               : std::make_shared<std::vector<char>>(msg.begin(), msg.end());
+}
+}  // namespace
+
 bool parcelport::on_sound_batch(std::uint32_t source, std::span<const char> msg,
                                 std::vector<char>* owner) {
   batch_view b;
@@ -261,9 +272,7 @@ bool parcelport::on_sound_batch(std::uint32_t source, std::span<const char> msg,
     while (c.next(p.kind, p.continuation, p.payload)) run_direct(p, a);
     return true;
   }
-  // The task keeps the message alive: the transport's vector, or a copy of a ring slot's bytes.
-  auto kept = owner ? std::make_shared<std::vector<char>>(std::move(*owner))
-                    : std::make_shared<std::vector<char>>(msg.begin(), msg.end());
+  auto kept = keep_message(msg, owner);  // the task keeps it alive
   // In order; execute() catches what a parcel throws, so the others still run.
   grain::post(executor{}, annotate(a->name.c_str(),
                                    [this, kept = std::move(kept), a, p, at = b.body_at]() mutable {
@@ -291,9 +300,7 @@ void parcelport::on_parcels(std::uint32_t source, std::span<const char> msg,
   // first one takes the transport's vector, or copies a ring slot's bytes, once per message.
   std::shared_ptr<std::vector<char>> kept;
   const auto keep = [&](parcel_view p) {
-    if (!kept)
-      kept = owner ? std::make_shared<std::vector<char>>(std::move(*owner))
-                   : std::make_shared<std::vector<char>>(msg.begin(), msg.end());
+    if (!kept) kept = keep_message(msg, owner);
     // A moved vector keeps its buffer; a copy has its own: the view follows the bytes.
     p.payload =
         std::span<const char>(kept->data() + (p.payload.data() - msg.data()), p.payload.size());

@@ -11,11 +11,16 @@ namespace {
 
 using namespace grain::instrumentation::trace_detail;
 
+// `workers` busy workers on a machine without a spare core (a session is not movable).
+void make_busy(session_core& s, std::size_t workers, std::uint32_t backlog_chunks) {
+  s.workers = std::vector<worker_buf>(workers);
+  s.spare_cores = false;
+  s.backlog_chunks = backlog_chunks;
+}
+
 TEST(TraceConvertPacing, OnlyWithASpareCoreAnIdleWorkerOrALargeBacklog) {
   session_core s;
-  s.workers = std::vector<worker_buf>(2);
-  s.spare_cores = false;
-  s.backlog_chunks = 3;
+  make_busy(s, 2, 3);
   worker_buf& b = s.workers[0];
   EXPECT_FALSE(convert_now(s, b));  // both busy, nothing waiting
   b.out.unconverted = 2;
@@ -46,9 +51,7 @@ TEST(TraceConvertPacing, BudgetIs256MiBInAllAndAtLeast16MiBPerWorker) {
 
 TEST(TraceConvertPacing, HeldChunksAreConvertedInOrderAtStop) {
   session_core s;
-  s.workers = std::vector<worker_buf>(1);
-  s.spare_cores = false;
-  s.backlog_chunks = 100;
+  make_busy(s, 1, 100);
   worker_buf& b = s.workers[0];
   for (std::uint64_t i = 0; i < 4; ++i) {
     b.out.next_chunk();
