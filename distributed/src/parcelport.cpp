@@ -142,9 +142,8 @@ void parcelport::send_action(std::uint32_t dest, const detail::action_info& a,
     return;
   }
   if (on_response) {
-    p.continuation = next_call_.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard lock(calls_mutex_);
-    calls_.emplace(p.continuation, pending_call{std::move(on_response), now_ns(), dest, &a});
+    p.continuation = calls_.add({std::move(on_response), now_ns(), dest, &a});
   }
   send_parcel(dest, p, tamper);
 }
@@ -176,17 +175,20 @@ void parcelport::call(std::uint32_t dest, const detail::action_info& a,
     return;
   }
   // Waiting before it leaves: the answer may come back before send_one returns.
-  const std::uint64_t continuation = next_call_.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t continuation = 0;
   {
     std::lock_guard lock(calls_mutex_);
-    calls_.emplace(continuation, pending_call{std::move(on_response), now_ns(), dest, &a});
+    continuation = calls_.add({std::move(on_response), now_ns(), dest, &a});
   }
   try {
     if (!(coalescer_ && coalescer_->call(dest, a, continuation, write)))
       send_one(dest, parcel_kind::call, a, continuation, write);
   } catch (...) {
-    std::lock_guard lock(calls_mutex_);
-    calls_.erase(continuation);
+    pending_call dropped;  // uncalled, and destroyed outside the lock
+    {
+      std::lock_guard lock(calls_mutex_);
+      calls_.take(continuation, dropped);
+    }
     throw;
   }
 }
@@ -197,14 +199,7 @@ std::size_t parcelport::fail_calls_to(std::uint32_t rank, const std::string& why
     std::lock_guard lock(calls_mutex_);
     dead_.emplace(rank, why);
     any_dead_.store(true, std::memory_order_release);
-    for (auto it = calls_.begin(); it != calls_.end();) {
-      if (it->second.dest == rank) {
-        failed.push_back(std::move(it->second));
-        it = calls_.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    failed = calls_.take_all_to(rank);
   }
   // Outside the lock: a response handler sets a future, whose continuation may call again.
   for (auto& c : failed) c.on_response(false, call_to_dead_rank(*c.action, why));
@@ -352,8 +347,7 @@ void parcelport::on_parcels(std::uint32_t source, std::span<const char> msg,
         pending_call c;
         {
           std::lock_guard lock(calls_mutex_);
-          auto it = calls_.find(p.continuation);
-          if (it == calls_.end()) {
+          if (!calls_.take(p.continuation, c)) {
             counts_.errors.fetch_add(1, std::memory_order_relaxed);
             spdlog::error(
                 "grain: locality#{}: an answer from rank {} to call {}, which is not "
@@ -361,8 +355,6 @@ void parcelport::on_parcels(std::uint32_t source, std::span<const char> msg,
                 rank_, source, p.continuation);
             break;
           }
-          c = std::move(it->second);
-          calls_.erase(it);
         }
         counts_.calls_answered.fetch_add(1, std::memory_order_relaxed);
         counts_.latency_ns.fetch_add(now_ns() - c.sent_ns, std::memory_order_relaxed);

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "call_table.hpp"
 #include "coalescer.hpp"
 #include "grain/distributed/remote_async.hpp"
 #include "parcel.hpp"
@@ -154,21 +155,13 @@ class parcelport {
   void send_one(std::uint32_t dest, parcel_kind kind, const detail::action_info& a,
                 std::uint64_t continuation, const detail::args_writer& write);
 
-  struct pending_call {
-    detail::response_handler on_response;
-    std::uint64_t sent_ns = 0;
-    std::uint32_t dest = 0;
-    const detail::action_info* action = nullptr;
-  };
-
   std::unique_ptr<transport> net_;
   std::uint32_t rank_ = 0, size_ = 1;
   parcel_counts counts_;
   std::mutex calls_mutex_;
-  std::unordered_map<std::uint64_t, pending_call> calls_;
+  call_table calls_;                                     // under calls_mutex_
   std::unordered_map<std::uint32_t, std::string> dead_;  // under calls_mutex_: rank -> why
   std::atomic<bool> any_dead_{false};
-  std::atomic<std::uint64_t> next_call_{1};
   std::mutex control_mutex_;
   std::condition_variable control_cv_;
   std::deque<control_message> control_;

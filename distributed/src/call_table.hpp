@@ -1,0 +1,42 @@
+#pragma once
+// The calls this locality made that wait for their answer, by continuation (parcelport.hpp).
+// A call takes a slot from a free list and gives it back with its answer, so that a call costs
+// no allocation and no hashing; the continuation names the slot and the slot's generation, so
+// an answer to a call already answered, failed or never made finds nothing. Not thread-safe:
+// the parcel port holds its calls mutex around every use.
+#include <cstdint>
+#include <vector>
+
+#include "grain/distributed/remote_async.hpp"
+
+namespace grain::distributed {
+
+struct pending_call {
+  detail::response_handler on_response;
+  std::uint64_t sent_ns = 0;
+  std::uint32_t dest = 0;
+  const detail::action_info* action = nullptr;
+};
+
+class call_table {
+ public:
+  // Keeps `c` until its answer; returns its continuation (never 0).
+  std::uint64_t add(pending_call&& c);
+  // The call waiting under `continuation`, taken out into `out`; false when none is.
+  bool take(std::uint64_t continuation, pending_call& out);
+  // Every waiting call to rank `dest`, taken out.
+  std::vector<pending_call> take_all_to(std::uint32_t dest);
+  std::size_t waiting() const noexcept { return waiting_; }
+
+ private:
+  struct slot {
+    pending_call call;
+    std::uint32_t generation = 0;  // odd while it holds a call
+  };
+  void release(std::uint32_t index);
+  std::vector<slot> slots_;
+  std::vector<std::uint32_t> free_;
+  std::size_t waiting_ = 0;
+};
+
+}  // namespace grain::distributed
