@@ -21,7 +21,6 @@ std::uint64_t call_table::add(pending_call&& c) {
   slot& s = slots_[index];
   s.call = std::move(c);
   ++s.generation;  // odd: taken (the first continuation of slot 0 is 1 << 32, never 0)
-  ++waiting_;
   return static_cast<std::uint64_t>(s.generation) << 32 | index;
 }
 
@@ -48,12 +47,10 @@ std::vector<pending_call> call_table::take_all_to(std::uint32_t dest) {
   return out;
 }
 
+// After the call was moved out (a moved-from handler holds nothing).
 void call_table::release(std::uint32_t index) {
-  slot& s = slots_[index];
-  s.call = pending_call{};
-  ++s.generation;  // even: free; an answer naming the old generation finds nothing
+  ++slots_[index].generation;  // even: free; an answer naming the old generation finds nothing
   free_.push_back(index);
-  --waiting_;
 }
 
 }  // namespace grain::distributed

@@ -26,7 +26,7 @@ class call_table {
   bool take(std::uint64_t continuation, pending_call& out);
   // Every waiting call to rank `dest`, taken out.
   std::vector<pending_call> take_all_to(std::uint32_t dest);
-  std::size_t waiting() const noexcept { return waiting_; }
+  std::size_t waiting() const noexcept { return slots_.size() - free_.size(); }
 
  private:
   struct slot {
@@ -36,7 +36,6 @@ class call_table {
   void release(std::uint32_t index);
   std::vector<slot> slots_;
   std::vector<std::uint32_t> free_;
-  std::size_t waiting_ = 0;
 };
 
 }  // namespace grain::distributed

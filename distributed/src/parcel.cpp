@@ -197,11 +197,7 @@ batch_header check_batch(std::span<const char> bytes, std::uint32_t parcels) {
 // The parcels of a batch read_batch accepted, as views (decode_message).
 void decode_batch(std::span<const char> bytes, const batch_view& b, std::vector<parcel_view>& out) {
   out.reserve(b.parcels);  // checked: each parcel took 4 bytes at least
-  parcel_view p;
-  p.source = b.source;
-  p.action = b.action;
-  p.signature = b.signature;
-  p.corrupt = b.corrupt;
+  parcel_view p = b.shared();
   batch_cursor c(bytes.subspan(b.body_at));
   while (c.next(p.kind, p.continuation, p.payload)) out.push_back(p);
 }

@@ -95,6 +95,15 @@ struct batch_view {
   std::uint32_t parcels = 0;
   bool corrupt = false;     // fails its checksum (every parcel is then corrupt)
   std::size_t body_at = 0;  // where the first parcel starts in the message
+  // A view with what every parcel of the batch shares; a batch_cursor fills in the rest.
+  parcel_view shared() const noexcept {
+    parcel_view p;
+    p.source = source;
+    p.action = action;
+    p.signature = signature;
+    p.corrupt = corrupt;
+    return p;
+  }
 };
 // False when `bytes` is not a batch; a batch whose framing is broken throws
 // grain::parcel_error, as decode_message does.

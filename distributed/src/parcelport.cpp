@@ -258,10 +258,7 @@ bool parcelport::on_sound_batch(std::uint32_t source, std::span<const char> msg,
   const detail::action_info* a = detail::find_action(b.action);
   if (!a || a->signature != b.signature) return false;
   counts_.parcels_received.fetch_add(b.parcels, std::memory_order_relaxed);
-  parcel_view p;
-  p.source = source;
-  p.action = b.action;
-  p.signature = b.signature;
+  parcel_view p = b.shared();  // from `source`, not corrupt: checked above
   if (a->direct) {
     batch_cursor c(msg.subspan(b.body_at));
     while (c.next(p.kind, p.continuation, p.payload)) run_direct(p, a);

@@ -150,11 +150,19 @@ void stream(std::int64_t n, std::int64_t parcels, std::int64_t interval) {
       if (l != find_here()) post(l, action<&seq>{}, i);
 }
 
-double local_counter(const std::string& what) {
-  const std::string name =
-      "/coalescing{action#seq/locality#" + std::to_string(find_here().rank()) + "}/" + what;
+// This locality's /coalescing counter `what` of `action` ("": all actions, the total); -1 when
+// it is not there.
+double coalescing_counter(const std::string& action, const std::string& what) {
+  const std::string here = "locality#" + std::to_string(find_here().rank());
+  const std::string name = "/coalescing{" +
+                           (action.empty() ? here + "/total" : "action#" + action + "/" + here) +
+                           "}/" + what;
   auto v = instrumentation::registry().value(name);
   return v && v->available ? v->value : -1;
+}
+
+double local_counter(const std::string& what) {
+  return coalescing_counter("seq", what);
 }
 
 double messages_sent() {
@@ -277,8 +285,7 @@ TEST(Coalescing, TimerSendsAQueueThatNeverFills) {
   stream(0, 4096, 50000);  // 50 ms: the five posts below come well within it
   std::this_thread::sleep_for(std::chrono::milliseconds(60));  // the last parcel is older
   const double m0 = messages_sent();
-  const double flushes0 =
-      instrumentation::registry().value("/coalescing{locality#0/total}/count/timer-flushes")->value;
+  const double flushes0 = coalescing_counter("", "count/timer-flushes");
   const locality dest(1);
   for (std::int64_t i = 0; i < 5; ++i) post(dest, action<&seq>{}, i);
   expect_complete(dest, 0, 5);
@@ -286,11 +293,7 @@ TEST(Coalescing, TimerSendsAQueueThatNeverFills) {
   // four waited for the timer.
   EXPECT_EQ(async(dest, action<&messages_from>{}, std::uint32_t(0)).get(), 2);
   EXPECT_EQ(messages_sent() - m0, 2);
-  EXPECT_EQ(instrumentation::registry()
-                    .value("/coalescing{locality#0/total}/count/timer-flushes")
-                    ->value -
-                flushes0,
-            1);
+  EXPECT_EQ(coalescing_counter("", "count/timer-flushes") - flushes0, 1);
 }
 
 TEST(Coalescing, SparseTrafficBypassesTheQueue) {
@@ -406,12 +409,7 @@ TEST(Coalescing, ATimerFlushRaisesAnEventWithoutWaitingForNParcels) {
   event_log log;
   instrumentation::add_listener(&log);
   knobs().at("coalescing.event-parcels").set(1000, "test");
-  const auto timer_flushes = [] {
-    return instrumentation::registry()
-        .value("/coalescing{locality#" + std::to_string(find_here().rank()) +
-               "/total}/count/timer-flushes")
-        ->value;
-  };
+  const auto timer_flushes = [] { return coalescing_counter("", "count/timer-flushes"); };
   const double flushes0 = timer_flushes();
   const locality dest(1);
   // The first parcel goes alone (nothing before it); the next 4 wait for 12 more that never
@@ -547,12 +545,7 @@ void throwing_parcels_lose_nothing(const std::string& knob) {
   enable_coalescing(A{});
   knobs().at("coalescing." + knob + ".parcels").set(50, "test");
   knobs().at("coalescing." + knob + ".interval").set(100000, "test");  // only full ones leave
-  const std::string prefix =
-      "/coalescing{action#" + knob + "/locality#" + std::to_string(find_here().rank()) + "}/";
-  const auto messages = [&] {
-    auto v = instrumentation::registry().value(prefix + "count/messages");
-    return v && v->available ? v->value : 0.0;
-  };
+  const auto messages = [&] { return coalescing_counter(knob, "count/messages"); };
   const double m0 = messages();
   std::this_thread::sleep_for(std::chrono::milliseconds(120));  // the first goes alone
   constexpr std::int64_t n = 201;                               // 1 + 4 messages of 50
@@ -597,12 +590,7 @@ TEST(Coalescing, CoalescedCallsAreEachAnsweredWithTheirOwnResultOrError) {
   enable_coalescing(action<&twice_unless_three>{});
   knobs().at("coalescing.twice_unless_three.parcels").set(25, "test");
   knobs().at("coalescing.twice_unless_three.interval").set(100000, "test");
-  const std::string messages = "/coalescing{action#twice_unless_three/locality#" +
-                               std::to_string(find_here().rank()) + "}/count/messages";
-  const auto sent = [&] {
-    auto v = instrumentation::registry().value(messages);
-    return v && v->available ? v->value : 0.0;
-  };
+  const auto sent = [] { return coalescing_counter("twice_unless_three", "count/messages"); };
   const double m0 = sent();
   constexpr std::int64_t n = 101;  // the first alone (nothing before it), then 4 full messages
   std::vector<future<std::int64_t>> fs;
