@@ -2,11 +2,14 @@
 // grain::action<&fn> the program names.
 #include <xxhash.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "grain/distributed/action.hpp"
 
@@ -18,7 +21,14 @@ struct registry {
   std::mutex mutex;
   std::deque<action_info> entries;  // stable addresses
   std::unordered_map<std::uint64_t, const action_info*> by_id;
+  // freeze_wire_indices: written once, then read without the lock.
+  std::vector<const action_info*> by_wire_index;
+  std::atomic<bool> frozen{false};
+  std::uint64_t fingerprint = 0;
 };
+
+// A compact call's tag has room for this many actions (compact_parcel.hpp).
+constexpr std::size_t max_wire_indices = std::size_t{1} << 20;
 
 registry& table() {
   static registry r;  // first use may come from another translation unit's static init
@@ -66,6 +76,32 @@ const action_info* find_action(std::uint64_t id) noexcept {
   last_id = id;
   last = it->second;
   return last;
+}
+
+std::uint64_t freeze_wire_indices() {
+  registry& r = table();
+  std::lock_guard lock(r.mutex);
+  if (r.frozen.load(std::memory_order_relaxed)) return r.fingerprint;
+  std::vector<action_info*> sorted;
+  for (action_info& a : r.entries) sorted.push_back(&a);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const action_info* x, const action_info* y) { return x->id < y->id; });
+  std::vector<std::uint64_t> described;
+  for (std::size_t i = 0; i < sorted.size() && i < max_wire_indices; ++i) {
+    sorted[i]->wire_index = static_cast<std::uint32_t>(i);
+    r.by_wire_index.push_back(sorted[i]);
+    described.insert(described.end(),
+                     {sorted[i]->id, sorted[i]->signature, sorted[i]->direct ? 1u : 0u});
+  }
+  r.fingerprint = XXH3_64bits(described.data(), described.size() * sizeof(std::uint64_t));
+  r.frozen.store(true, std::memory_order_release);
+  return r.fingerprint;
+}
+
+const action_info* find_action_by_wire_index(std::uint32_t index) noexcept {
+  registry& r = table();
+  if (!r.frozen.load(std::memory_order_acquire) || index >= r.by_wire_index.size()) return nullptr;
+  return r.by_wire_index[index];
 }
 
 const action_info* find_action(std::string_view name) noexcept {

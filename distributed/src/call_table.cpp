@@ -6,21 +6,37 @@
 
 namespace grain::distributed {
 
+namespace {
+constexpr std::uint32_t generation_mask = 0x7fff'ffffu;  // 2^31 is even: parity survives
+constexpr std::uint32_t short_slots = 1024;
+constexpr std::uint32_t short_generation_bits = 6;
+constexpr std::uint32_t short_generation_mask = (1u << short_generation_bits) - 1;
+}  // namespace
+
 std::uint64_t call_table::add(pending_call&& c) {
   std::uint32_t index = 0;
-  if (free_.empty()) {
+  if (!free_short_.empty()) {
+    index = free_short_.back();
+    free_short_.pop_back();
+  } else if (!free_.empty()) {
+    index = free_.back();
+    free_.pop_back();
+  } else {
     if (slots_.size() > std::numeric_limits<std::uint32_t>::max())
       throw std::length_error("grain: more than 2^32 calls waiting for their answers");
     index = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
-    free_.reserve(slots_.capacity());  // release() then never allocates
-  } else {
-    index = free_.back();
-    free_.pop_back();
+    // release() then never allocates.
+    if (index < short_slots)
+      free_short_.reserve(short_slots);
+    else
+      free_.reserve(slots_.capacity());
   }
   slot& s = slots_[index];
   s.call = std::move(c);
-  ++s.generation;  // odd: taken (the first continuation of slot 0 is 1 << 32, never 0)
+  // Odd: taken (the first continuation of slot 0 is 1 << 32, never 0). Below 2^31, so that a
+  // continuation never has compact::continuation_bit.
+  s.generation = (s.generation + 1) & generation_mask;
   return static_cast<std::uint64_t>(s.generation) << 32 | index;
 }
 
@@ -30,6 +46,24 @@ bool call_table::take(std::uint64_t continuation, pending_call& out) {
   if (index >= slots_.size()) return false;
   slot& s = slots_[index];
   if (s.generation != generation || (generation & 1) == 0) return false;
+  out = std::move(s.call);
+  release(index);
+  return true;
+}
+
+bool call_table::short_ref(std::uint64_t continuation, std::uint32_t& out) noexcept {
+  const auto index = static_cast<std::uint32_t>(continuation);
+  if (index >= short_slots) return false;
+  const auto generation = static_cast<std::uint32_t>(continuation >> 32);
+  out = (generation & short_generation_mask) << 10 | index;
+  return true;
+}
+
+bool call_table::take_short(std::uint32_t ref, pending_call& out) {
+  const std::uint32_t index = ref & (short_slots - 1);
+  if (ref >> (10 + short_generation_bits) != 0 || index >= slots_.size()) return false;
+  slot& s = slots_[index];
+  if ((s.generation & 1) == 0 || (s.generation & short_generation_mask) != ref >> 10) return false;
   out = std::move(s.call);
   release(index);
   return true;
@@ -49,8 +83,9 @@ std::vector<pending_call> call_table::take_all_to(std::uint32_t dest) {
 
 // After the call was moved out (a moved-from handler holds nothing).
 void call_table::release(std::uint32_t index) {
-  ++slots_[index].generation;  // even: free; an answer naming the old generation finds nothing
-  free_.push_back(index);
+  // Even: free; an answer naming the old generation finds nothing.
+  slots_[index].generation = (slots_[index].generation + 1) & generation_mask;
+  (index < short_slots ? free_short_ : free_).push_back(index);
 }
 
 }  // namespace grain::distributed

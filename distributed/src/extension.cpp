@@ -37,6 +37,11 @@ class distributed_extension final : public extension {
              "(MPI_THREAD_SERIALIZED), or auto (single with Open MPI, else serialized; the "
              "default; docs/distributed.md)",
              true, false, "auto|single|serialized"},
+            {"compact-parcels",
+             "send a lone parcel with a payload of at most 64 bytes as its payload alone, its "
+             "action and continuation in the MPI tag (docs/distributed.md, \"Compact "
+             "parcels\"; default on)",
+             true, false, "on|off"},
             {"collectives-timeout",
              "fail a collective generation that waits longer than MS milliseconds for a "
              "contribution or a locality (docs/collectives.md; default 60000)",
@@ -64,6 +69,12 @@ class distributed_extension final : public extension {
     if (port_->distributed()) {
       trace_group_ = make_mpi_trace_group(port_->network()->network_mutex());
       instrumentation::set_trace_group(trace_group_.get());
+    }
+    if (opts.has("compact-parcels")) {
+      const std::string v = opts.get("compact-parcels", "on");
+      if (v != "on" && v != "off")
+        throw option_error("--grain:compact-parcels takes on or off, not '" + v + "'");
+      port_->set_compact_parcels(v == "on");
     }
     for (const std::string& list : opts.get_all("coalescing")) enable_listed(list);
     if (opts.has("collectives-timeout"))

@@ -27,6 +27,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "grain/distributed/action.hpp"
 #include "grain/instrumentation/trace_group.hpp"
 
 namespace grain::distributed {
@@ -86,10 +87,15 @@ class mpi_transport final : public transport {
     rank_ = static_cast<std::uint32_t>(r);
     size_ = static_cast<std::uint32_t>(n);
     // Collective, like MPI_Comm_dup above: every rank starts its runtime.
-    const process_identity me = this_process();
+    process_identity me = this_process();
+    me.actions = detail::freeze_wire_indices();
     identities_.resize(size_);
     check(MPI_Allgather(&me, sizeof me, MPI_BYTE, identities_.data(), sizeof me, MPI_BYTE, comm_),
           "MPI_Allgather of the ranks' processes");
+    int* tag_ub = nullptr;
+    int has_tag_ub = 0;
+    MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tag_ub, &has_tag_ub);
+    max_tag_ = has_tag_ub && tag_ub ? *tag_ub : 32767;  // the least MPI guarantees
     check(MPI_Comm_dup(comm_, &large_), "MPI_Comm_dup");
     MPI_Comm_set_errhandler(large_, MPI_ERRORS_RETURN);
     slots_.resize(ring_slots);
@@ -115,6 +121,9 @@ class mpi_transport final : public transport {
   }
   const char* description() const noexcept override {
     return level_;
+  }
+  int max_tag() const noexcept override {
+    return max_tag_;
   }
   const std::vector<process_identity>& identities() const noexcept override {
     return identities_;
@@ -475,6 +484,7 @@ class mpi_transport final : public transport {
   std::atomic<std::size_t> queued_{0};  // outbox_.size(), read without its lock
   std::atomic<std::size_t> pending_{0};
   std::vector<process_identity> identities_;
+  int max_tag_ = 32767;
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <atomic>
 
+#include "compact_parcel.hpp"
 #include "grain/async.hpp"
 #include "grain/clock.hpp"
 #include "grain/detail/waiter.hpp"
@@ -30,6 +31,18 @@ parcelport::parcelport(std::unique_ptr<transport> t) : net_(std::move(t)) {
   }
   deliver_ = [this](std::uint32_t s, message_tag tag, std::span<const char> b,
                     std::vector<char>* owner) { on_message(s, tag, b, owner); };
+  if (distributed()) {
+    std::vector<std::uint64_t> fingerprints;
+    for (const process_identity& p : net_->identities()) fingerprints.push_back(p.actions);
+    compact_possible_ = compact::usable(fingerprints, net_->max_tag());
+    const bool same_actions = compact::usable(fingerprints, compact::max_tag);
+    if (!same_actions && rank_ == 0)
+      spdlog::warn(
+          "grain: the ranks' action tables differ (a different program on each rank?): parcels "
+          "name their actions by id, in the full format, and a call of an action a rank lacks "
+          "is refused there");
+    compact_ = compact_possible_;
+  }
   if (distributed())
     coalescer_ = std::make_unique<coalescer>(
         rank_, size_, [this](std::uint32_t dest, std::vector<char>&& msg, std::size_t parcels) {
@@ -75,23 +88,24 @@ constexpr std::size_t copy_queued_up_to = 4096;
 
 }  // namespace
 
-void parcelport::send_built(std::uint32_t dest, std::vector<char>& msg, bool scratch) {
+void parcelport::send_built(std::uint32_t dest, std::vector<char>& msg, bool scratch,
+                            message_tag tag) {
   counts_.parcels_sent.fetch_add(1, std::memory_order_relaxed);
   counts_.messages_sent.fetch_add(1, std::memory_order_relaxed);
   counts_.bytes_sent.fetch_add(msg.size(), std::memory_order_relaxed);
-  if (net_->send_reusing(dest, message_tag::parcels, msg)) return;
+  if (net_->send_reusing(dest, tag, msg)) return;
   if (scratch && msg.size() <= copy_queued_up_to)
-    net_->send(dest, message_tag::parcels, std::vector<char>(msg.begin(), msg.end()));
+    net_->send(dest, tag, std::vector<char>(msg.begin(), msg.end()));
   else
-    net_->send(dest, message_tag::parcels, std::move(msg));
+    net_->send(dest, tag, std::move(msg));
 }
 
 template <class Build>
 void parcelport::build_and_send(std::uint32_t dest, const Build& build) {
   if (t_scratch.busy) {
     std::vector<char> msg;
-    build(msg);
-    send_built(dest, msg, false);
+    const message_tag tag = build(msg);
+    send_built(dest, msg, false, tag);
     return;
   }
   t_scratch.busy = true;
@@ -100,8 +114,8 @@ void parcelport::build_and_send(std::uint32_t dest, const Build& build) {
   } done;
   std::vector<char>& msg = t_scratch.bytes;
   msg.clear();
-  build(msg);
-  send_built(dest, msg, true);
+  const message_tag tag = build(msg);
+  send_built(dest, msg, true, tag);
 }
 
 void parcelport::send_parcel(std::uint32_t dest, const parcel& p,
@@ -116,6 +130,7 @@ void parcelport::send_parcel(std::uint32_t dest, const parcel& p,
     begin_message(msg);
     append_parcel(msg, p);
     if (tamper) tamper(msg);
+    return message_tag::parcels;
   });
 }
 
@@ -150,11 +165,27 @@ void parcelport::send_action(std::uint32_t dest, const detail::action_info& a,
 
 void parcelport::send_one(std::uint32_t dest, parcel_kind kind, const detail::action_info& a,
                           std::uint64_t continuation, const detail::args_writer& write) {
+  const int tag = compact_tag(kind, a, continuation);
   build_and_send(dest, [&](std::vector<char>& msg) {
+    if (tag != 0) {
+      write(msg);
+      if (msg.size() <= compact::max_payload) return static_cast<message_tag>(tag);
+      // Too big to be compact: the headers go in front (a copy the payload's size already
+      // outweighs; its send costs more).
+      std::vector<char> full;
+      full.reserve(message_overhead() + parcel_overhead() + msg.size());
+      begin_message(full);
+      const std::size_t at = open_parcel(full, kind, rank_, a.id, a.signature, continuation);
+      full.insert(full.end(), msg.begin(), msg.end());
+      close_parcel(full, at);
+      msg.swap(full);
+      return message_tag::parcels;
+    }
     begin_message(msg);
     const std::size_t at = open_parcel(msg, kind, rank_, a.id, a.signature, continuation);
     write(msg);
     close_parcel(msg, at);
+    return message_tag::parcels;
   });
 }
 
@@ -212,6 +243,12 @@ bool parcelport::progress() {
 
 void parcelport::on_message(std::uint32_t source, message_tag tag, std::span<const char> bytes,
                             std::vector<char>* owner) {
+  if (compact::is_compact(static_cast<int>(tag))) {
+    counts_.messages_received.fetch_add(1, std::memory_order_relaxed);
+    counts_.bytes_received.fetch_add(bytes.size(), std::memory_order_relaxed);
+    on_compact(source, static_cast<int>(tag), bytes, owner);
+    return;
+  }
   if (tag == message_tag::control) {
     control_message m;
     if (bytes.size() != sizeof m) {
@@ -235,16 +272,11 @@ void parcelport::on_message(std::uint32_t source, message_tag tag, std::span<con
   on_parcels(source, bytes, owner);
 }
 
-namespace {
-// A received message kept past its hand-over (a task runs its parcels later): the transport's
-// vector when it gave one (moved: the payload views keep pointing into its buffer), else a
-// copy of the ring slot's bytes.
-std::shared_ptr<std::vector<char>> keep_message(std::span<const char> msg,
-                                                std::vector<char>* owner) {
+std::shared_ptr<std::vector<char>> parcelport::keep_message(std::span<const char> msg,
+                                                            std::vector<char>* owner) {
   return owner ? std::make_shared<std::vector<char>>(std::move(*owner))
                : std::make_shared<std::vector<char>>(msg.begin(), msg.end());
 }
-}  // namespace
 
 bool parcelport::on_sound_batch(std::uint32_t source, std::span<const char> msg,
                                 std::vector<char>* owner) {
@@ -340,33 +372,39 @@ void parcelport::on_parcels(std::uint32_t source, std::span<const char> msg,
         break;
       }
       case parcel_kind::result:
-      case parcel_kind::error: {
-        pending_call c;
-        {
-          std::lock_guard lock(calls_mutex_);
-          if (!calls_.take(p.continuation, c)) {
-            counts_.errors.fetch_add(1, std::memory_order_relaxed);
-            spdlog::error(
-                "grain: locality#{}: an answer from rank {} to call {}, which is not "
-                "waiting, was dropped",
-                rank_, source, p.continuation);
-            break;
-          }
-        }
-        counts_.calls_answered.fetch_add(1, std::memory_order_relaxed);
-        counts_.latency_ns.fetch_add(now_ns() - c.sent_ns, std::memory_order_relaxed);
-        if (p.corrupt) {
-          std::string why = "the answer of action '" + c.action->name + "' from locality#" +
-                            std::to_string(source) + " fails its checksum (corrupted)";
-          c.on_response(false, why);
-        } else {
-          c.on_response(p.kind == parcel_kind::result, p.payload);
-        }
+      case parcel_kind::error:
+        deliver_answer(source, p);
         break;
-      }
     }
   }
   if (!to_run.empty()) run_calls(std::move(kept), to_run);
+}
+
+void parcelport::deliver_answer(std::uint32_t source, const parcel_view& p) {
+  pending_call c;
+  {
+    std::lock_guard lock(calls_mutex_);
+    const bool found = (p.continuation & compact::continuation_bit)
+                           ? calls_.take_short(static_cast<std::uint32_t>(p.continuation), c)
+                           : calls_.take(p.continuation, c);
+    if (!found) {
+      counts_.errors.fetch_add(1, std::memory_order_relaxed);
+      spdlog::error(
+          "grain: locality#{}: an answer from rank {} to call {}, which is not waiting, was "
+          "dropped",
+          rank_, source, p.continuation & ~compact::continuation_bit);
+      return;
+    }
+  }
+  counts_.calls_answered.fetch_add(1, std::memory_order_relaxed);
+  counts_.latency_ns.fetch_add(now_ns() - c.sent_ns, std::memory_order_relaxed);
+  if (p.corrupt) {
+    std::string why = "the answer of action '" + c.action->name + "' from locality#" +
+                      std::to_string(source) + " fails its checksum (corrupted)";
+    c.on_response(false, why);
+  } else {
+    c.on_response(p.kind == parcel_kind::result, p.payload);
+  }
 }
 
 void parcelport::run_calls(std::shared_ptr<std::vector<char>> msg,
@@ -454,6 +492,16 @@ void parcelport::set_observer(
 
 void parcelport::answer(std::uint32_t dest, std::uint64_t continuation, bool ok,
                         std::span<const char> payload) {
+  // A compact call's answer: compact too when it is a small result (errors carry messages).
+  if ((continuation & compact::continuation_bit) && ok && payload.size() <= compact::max_payload) {
+    const auto tag = static_cast<message_tag>(
+        compact::result_tag(static_cast<std::uint32_t>(continuation & 0xffffu)));
+    build_and_send(dest, [&](std::vector<char>& msg) {
+      msg.assign(payload.begin(), payload.end());
+      return tag;
+    });
+    return;
+  }
   build_and_send(dest, [&](std::vector<char>& msg) {
     msg.reserve(message_overhead() + parcel_overhead() + payload.size());
     begin_message(msg);
@@ -461,6 +509,7 @@ void parcelport::answer(std::uint32_t dest, std::uint64_t continuation, bool ok,
         open_parcel(msg, ok ? parcel_kind::result : parcel_kind::error, rank_, 0, 0, continuation);
     msg.insert(msg.end(), payload.begin(), payload.end());
     close_parcel(msg, at);
+    return message_tag::parcels;
   });
 }
 

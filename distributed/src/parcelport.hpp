@@ -98,6 +98,19 @@ class parcelport {
       std::uint64_t action,
       std::function<void(std::uint32_t, std::uint64_t, const std::vector<std::span<const char>>&)>
           fn);
+  // Compact parcels (compact_parcel.hpp): whether this rank sends them. They are on when every
+  // rank has the same action table and the network carries 31-bit tags;
+  // --grain:compact-parcels=off turns them off (set before any parcel moves). A rank reads
+  // compact parcels whatever its own setting.
+  bool compact_parcels() const noexcept { return compact_; }
+  // The fault tests' seams (testing.hpp): a compact call with its tag and payload changed on
+  // the way out (throws std::logic_error when the call has no compact tag), and a message
+  // with any tag.
+  void send_compact_tampered(std::uint32_t dest, const detail::action_info& a,
+                             std::vector<char> args, detail::response_handler on_response,
+                             const std::function<void(int& tag, std::vector<char>&)>& tamper);
+  void send_raw(std::uint32_t dest, int tag, std::vector<char> bytes);
+  void set_compact_parcels(bool on) noexcept { compact_ = on && compact_possible_; }
   // Parcel coalescing (coalescer.hpp); nullptr when the program is one locality.
   coalescer* coalescing() noexcept { return coalescer_.get(); }
   const coalescer* coalescing() const noexcept { return coalescer_.get(); }
@@ -107,6 +120,20 @@ class parcelport {
   void on_message(std::uint32_t source, message_tag tag, std::span<const char> bytes,
                   std::vector<char>* owner);
   void on_parcels(std::uint32_t source, std::span<const char> msg, std::vector<char>* owner);
+  // A compact parcel (parcelport_compact.cpp): its tag says what the full format's headers say.
+  void on_compact(std::uint32_t source, int tag, std::span<const char> payload,
+                  std::vector<char>* owner);
+  // The compact tag of a call or post of `a` under `continuation`; 0 when it has none (the
+  // action or the call's slot is past what a tag names, or compact parcels are off).
+  int compact_tag(parcel_kind kind, const detail::action_info& a,
+                  std::uint64_t continuation) const noexcept;
+  // A result or error from `source` for the call waiting under p.continuation (a call
+  // table's continuation, or a compact call's short reference with compact::continuation_bit).
+  void deliver_answer(std::uint32_t source, const parcel_view& p);
+  // A received message kept past its hand-over (a task runs its parcels later): the
+  // transport's vector when it gave one (moved: views into it stay valid), else a copy.
+  static std::shared_ptr<std::vector<char>> keep_message(std::span<const char> msg,
+                                                         std::vector<char>* owner);
   // A sound batch of one known action (a coalesced message): checked once, its parcels run
   // straight from its bytes, as one task or, for a direct action, here. False (nothing done)
   // for anything else, which on_parcels decodes parcel by parcel and refuses as it must.
@@ -144,13 +171,14 @@ class parcelport {
     return dead_reason_of(dest);
   }
   std::string dead_reason_of(std::uint32_t dest);
-  // Builds a message with build(vector&) — in this thread's reused vector when it is free —
-  // and sends it (send_built).
+  // Builds a message with build(vector&), which returns its tag — in this thread's reused
+  // vector when it is free — and sends it (send_built).
   template <class Build>
   void build_and_send(std::uint32_t dest, const Build& build);
   // Counts and sends a built message: at once when it is small and the network free
   // (transport::try_send_now), else queued; `scratch`: msg is the thread's reused vector.
-  void send_built(std::uint32_t dest, std::vector<char>& msg, bool scratch);
+  void send_built(std::uint32_t dest, std::vector<char>& msg, bool scratch,
+                  message_tag tag = message_tag::parcels);
   // A message of one parcel whose payload `write` appends.
   void send_one(std::uint32_t dest, parcel_kind kind, const detail::action_info& a,
                 std::uint64_t continuation, const detail::args_writer& write);
@@ -171,6 +199,8 @@ class parcelport {
   std::uint64_t observed_action_ = 0;
   std::function<void(std::uint32_t, std::uint64_t, const std::vector<std::span<const char>>&)>
       observer_;
+  bool compact_possible_ = false;  // same action tables everywhere, 31-bit tags
+  bool compact_ = false;
   std::unique_ptr<coalescer> coalescer_;  // after net_: goes first, it sends through net_
 };
 

@@ -20,6 +20,9 @@ struct process_identity {
   std::uint64_t pid = 0;
   std::uint64_t start_ticks = 0;  // /proc/PID/stat field 22: tells a reused pid apart
   char host[64] = {};
+  // Not the process's but its program's: the fingerprint of its action table
+  // (detail::freeze_wire_indices), which the ranks compare before they send compact parcels.
+  std::uint64_t actions = 0;
 };
 
 // This process's identity (pid, start time, host name).

@@ -56,6 +56,8 @@ class transport {
   // Every rank's process (index = rank), exchanged when the job started: what the peer watch
   // looks at (peer_watch.hpp).
   virtual const std::vector<process_identity>& identities() const noexcept = 0;
+  // The largest message tag the network carries (MPI_TAG_UB).
+  virtual int max_tag() const noexcept = 0;
   // The MPI thread level in words, for the log and docs.
   virtual const char* description() const noexcept = 0;
 };

@@ -109,5 +109,57 @@ TEST(CallTable, ManyCallsAnsweredInAnyOrderEachOnce) {
   EXPECT_EQ(t.waiting(), open.size());
 }
 
+TEST(CallTable, ShortReferencesFindTheirCallsOnce) {
+  call_table t;
+  std::vector<std::uint64_t> calls;
+  for (std::uint64_t i = 0; i < 1100; ++i) calls.push_back(t.add(call_to(1, i)));
+  std::uint32_t ref = 0;
+  ASSERT_TRUE(call_table::short_ref(calls[5], ref));
+  EXPECT_LT(ref, 1u << 16);
+  EXPECT_FALSE(call_table::short_ref(calls[1024], ref)) << "past the first 1024 slots";
+  ASSERT_TRUE(call_table::short_ref(calls[1023], ref));
+  pending_call c;
+  ASSERT_TRUE(t.take_short(ref, c));
+  EXPECT_EQ(c.sent_ns, 1023u);
+  EXPECT_FALSE(t.take_short(ref, c)) << "a second answer";
+  EXPECT_FALSE(t.take(calls[1023], c)) << "the full continuation of the same call";
+  EXPECT_FALSE(t.take_short(ref | 1u << 16, c)) << "bits above the reference";
+  // The slot is reused: the old reference does not find the new call.
+  const std::uint64_t again = t.add(call_to(2, 77));
+  EXPECT_EQ(static_cast<std::uint32_t>(again), 1023u);
+  EXPECT_FALSE(t.take_short(ref, c));
+  std::uint32_t again_ref = 0;
+  ASSERT_TRUE(call_table::short_ref(again, again_ref));
+  EXPECT_NE(again_ref, ref);
+  ASSERT_TRUE(t.take_short(again_ref, c));
+  EXPECT_EQ(c.sent_ns, 77u);
+  // A slot never used and a slot past the table find nothing.
+  call_table small;
+  EXPECT_FALSE(small.take_short(0, c));
+  EXPECT_FALSE(small.take_short(1023, c));
+}
+
+TEST(CallTable, AfterABurstCallsTakeSlotsWithShortReferencesFirst) {
+  call_table t;
+  std::vector<std::uint64_t> calls;
+  for (std::uint64_t i = 0; i < 3000; ++i) calls.push_back(t.add(call_to(1, i)));
+  pending_call c;
+  for (std::uint64_t k : calls) ASSERT_TRUE(t.take(k, c));  // the last answered are high slots
+  std::uint32_t ref = 0;
+  for (int i = 0; i < 1024; ++i) ASSERT_TRUE(call_table::short_ref(t.add(call_to(1, 0)), ref)) << i;
+  EXPECT_FALSE(call_table::short_ref(t.add(call_to(1, 0)), ref)) << "the 1025th";
+}
+
+TEST(CallTable, ContinuationsNeverHaveTheCompactBit) {
+  call_table t;
+  pending_call c;
+  // Many generations of one slot: the generation wraps below 2^31.
+  for (int i = 0; i < 100000; ++i) {
+    const std::uint64_t k = t.add(call_to(1, 1));
+    ASSERT_EQ(k >> 63, 0u);
+    ASSERT_TRUE(t.take(k, c));
+  }
+}
+
 }  // namespace
 }  // namespace grain::distributed

@@ -44,6 +44,11 @@ struct action_info {
   bool returns_void = false;
   void (*invoke)(std::span<const char> args, std::vector<char>& result) = nullptr;
   bool direct = false;  // run in the network's progress, not as a task
+  // Its place in the table every rank builds the same way when the job starts
+  // (freeze_wire_indices); a compact parcel names its action by it (docs/distributed.md,
+  // "Compact parcels"). no_wire_index for an action registered later, or past the first 2^20.
+  std::uint32_t wire_index = no_wire_index;
+  static constexpr std::uint32_t no_wire_index = 0xffff'ffffu;
 };
 
 // Serialises one call's arguments (appends them to `out`), type-erased without an
@@ -61,6 +66,14 @@ struct args_writer {
 const action_info& register_action(action_info info);
 // nullptr when no action with this id is registered in this process.
 const action_info* find_action(std::uint64_t id) noexcept;
+// Numbers the actions registered so far in the order of their ids (the same on every rank
+// that runs the same program, whatever the order of static initialisation) and returns a
+// fingerprint of the table (ids, signatures, direct or not): the ranks compare theirs before
+// they use the numbers. Once per process; later calls return the first fingerprint, and
+// actions registered after it get no number.
+std::uint64_t freeze_wire_indices();
+// The action numbered `index` by freeze_wire_indices; nullptr when none is.
+const action_info* find_action_by_wire_index(std::uint32_t index) noexcept;
 // By full name ("ns::fn") or by the name after the last "::" ("fn"); nullptr when none is
 // registered (or several share that short name).
 const action_info* find_action(std::string_view name) noexcept;
