@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "short_lock.hpp"
+
 #include "grain/distributed/collectives.hpp"
 
 namespace grain::distributed {
@@ -52,6 +54,6 @@ constexpr bool uses_direct_exchange(detail::collective_kind kind, std::size_t bl
 
 // Duplicates MPI_COMM_WORLD once per kind (collective: every rank calls it at start-up).
 // `network` is the transport's lock (transport::network_mutex).
-std::unique_ptr<collective_network> make_mpi_collective_network(std::mutex& network);
+std::unique_ptr<collective_network> make_mpi_collective_network(short_lock& network);
 
 }  // namespace grain::distributed

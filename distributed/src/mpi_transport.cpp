@@ -128,7 +128,7 @@ class mpi_transport final : public transport {
   const std::vector<process_identity>& identities() const noexcept override {
     return identities_;
   }
-  std::mutex& network_mutex() noexcept override {
+  short_lock& network_mutex() noexcept override {
     return network_;
   }
 
@@ -466,7 +466,7 @@ class mpi_transport final : public transport {
   bool finalized_ = false;
   const char* level_ = "";
   std::uint32_t rank_ = 0, size_ = 1;
-  std::mutex network_;
+  short_lock network_;
   std::mutex outbox_mutex_;
   std::deque<outgoing> outbox_;
   std::deque<outgoing> in_flight_;

@@ -1,6 +1,7 @@
 // The /parcels counters (docs/counters.md): what the parcel port moved, per locality.
 #include "parcel_counters.hpp"
 
+#include <functional>
 #include <string>
 
 namespace grain::distributed {
@@ -13,22 +14,26 @@ std::vector<int> register_parcel_counters(instrumentation::counter_registry& reg
   const parcel_counts& c = port.counts();
   std::vector<int> ids;
   auto monotonic = [&](const std::string& name, const char* unit, const char* what,
-                       const std::atomic<std::uint64_t>& v) {
-    ids.push_back(reg.add_counter(counter_info{p + name, unit, what, counter_kind::monotonic},
-                                  [&v] { return static_cast<double>(v.load()); }));
+                       std::function<std::uint64_t()> read) {
+    ids.push_back(
+        reg.add_counter(counter_info{p + name, unit, what, counter_kind::monotonic},
+                        [read = std::move(read)] { return static_cast<double>(read()); }));
   };
   monotonic("count/sent", "count", "parcels sent to other localities (calls, posts, answers)",
-            c.parcels_sent);
+            [&c] { return c.parcels_sent(); });
   monotonic("count/received", "count", "parcels received from other localities",
-            c.parcels_received);
-  monotonic("data/sent", "bytes", "bytes of messages sent, headers included", c.bytes_sent);
+            [&c] { return c.parcels_received.load(); });
+  monotonic("data/sent", "bytes", "bytes of messages sent, headers included",
+            [&c] { return c.bytes_sent(); });
   monotonic("data/received", "bytes", "bytes of messages received, headers included",
-            c.bytes_received);
+            [&c] { return c.bytes_received.load(); });
   monotonic("count/messages-sent", "count", "messages sent (one or more parcels each)",
-            c.messages_sent);
-  monotonic("count/messages-received", "count", "messages received", c.messages_received);
+            [&c] { return c.messages_sent(); });
+  monotonic("count/messages-received", "count", "messages received",
+            [&c] { return c.messages_received.load(); });
   monotonic("count/errors", "count",
-            "parcels refused: unknown action, other signature, corrupted or undecodable", c.errors);
+            "parcels refused: unknown action, other signature, corrupted or undecodable",
+            [&c] { return c.errors.load(); });
   // The mean round trip of calls since the last reset: the baseline is kept here.
   struct baseline {
     std::uint64_t n = 0, ns = 0;

@@ -47,9 +47,7 @@ parcelport::parcelport(std::unique_ptr<transport> t) : net_(std::move(t)) {
     coalescer_ = std::make_unique<coalescer>(
         rank_, size_, [this](std::uint32_t dest, std::vector<char>&& msg, std::size_t parcels) {
           // Coalesced parcels count as sent when their message leaves.
-          counts_.parcels_sent.fetch_add(parcels, std::memory_order_relaxed);
-          counts_.messages_sent.fetch_add(1, std::memory_order_relaxed);
-          counts_.bytes_sent.fetch_add(msg.size(), std::memory_order_relaxed);
+          counts_.count_sent(parcels, msg.size());
           net_->send(dest, message_tag::parcels, std::move(msg),
                      static_cast<std::uint32_t>(parcels));
         });
@@ -90,9 +88,7 @@ constexpr std::size_t copy_queued_up_to = 4096;
 
 void parcelport::send_built(std::uint32_t dest, std::vector<char>& msg, bool scratch,
                             message_tag tag) {
-  counts_.parcels_sent.fetch_add(1, std::memory_order_relaxed);
-  counts_.messages_sent.fetch_add(1, std::memory_order_relaxed);
-  counts_.bytes_sent.fetch_add(msg.size(), std::memory_order_relaxed);
+  counts_.count_sent(1, msg.size());
   if (net_->send_reusing(dest, tag, msg)) return;
   if (scratch && msg.size() <= copy_queued_up_to)
     net_->send(dest, tag, std::vector<char>(msg.begin(), msg.end()));
@@ -244,8 +240,8 @@ bool parcelport::progress() {
 void parcelport::on_message(std::uint32_t source, message_tag tag, std::span<const char> bytes,
                             std::vector<char>* owner) {
   if (compact::is_compact(static_cast<int>(tag))) {
-    counts_.messages_received.fetch_add(1, std::memory_order_relaxed);
-    counts_.bytes_received.fetch_add(bytes.size(), std::memory_order_relaxed);
+    counts_.messages_received.add(1);
+    counts_.bytes_received.add(bytes.size());
     on_compact(source, static_cast<int>(tag), bytes, owner);
     return;
   }
@@ -267,8 +263,8 @@ void parcelport::on_message(std::uint32_t source, message_tag tag, std::span<con
     control_cv_.notify_all();
     return;
   }
-  counts_.messages_received.fetch_add(1, std::memory_order_relaxed);
-  counts_.bytes_received.fetch_add(bytes.size(), std::memory_order_relaxed);
+  counts_.messages_received.add(1);
+  counts_.bytes_received.add(bytes.size());
   on_parcels(source, bytes, owner);
 }
 
@@ -289,7 +285,7 @@ bool parcelport::on_sound_batch(std::uint32_t source, std::span<const char> msg,
   if (b.source != source || b.corrupt || observed_.load(std::memory_order_acquire)) return false;
   const detail::action_info* a = detail::find_action(b.action);
   if (!a || a->signature != b.signature) return false;
-  counts_.parcels_received.fetch_add(b.parcels, std::memory_order_relaxed);
+  counts_.parcels_received.add(b.parcels);
   parcel_view p = b.shared();  // from `source`, not corrupt: checked above
   if (a->direct) {
     batch_cursor c(msg.subspan(b.body_at));
@@ -339,7 +335,7 @@ void parcelport::on_parcels(std::uint32_t source, std::span<const char> msg,
         payloads.push_back(p.payload);
     if (observer_ && !payloads.empty()) observer_(source, observed_action_, payloads);
   }
-  counts_.parcels_received.fetch_add(parcels.size(), std::memory_order_relaxed);
+  counts_.parcels_received.add(parcels.size());
   // The calls and posts to run as tasks, in the message's order: one task runs them all (a
   // coalesced message carries hundreds of one action's parcels; a task each would cost more
   // than most of them do).
@@ -396,8 +392,8 @@ void parcelport::deliver_answer(std::uint32_t source, const parcel_view& p) {
       return;
     }
   }
-  counts_.calls_answered.fetch_add(1, std::memory_order_relaxed);
-  counts_.latency_ns.fetch_add(now_ns() - c.sent_ns, std::memory_order_relaxed);
+  counts_.calls_answered.add(1);
+  counts_.latency_ns.add(now_ns() - c.sent_ns);
   if (p.corrupt) {
     std::string why = "the answer of action '" + c.action->name + "' from locality#" +
                       std::to_string(source) + " fails its checksum (corrupted)";

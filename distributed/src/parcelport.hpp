@@ -20,6 +20,8 @@
 #include "coalescer.hpp"
 #include "grain/distributed/remote_async.hpp"
 #include "parcel.hpp"
+#include "sharded_counts.hpp"
+#include "short_lock.hpp"
 #include "transport.hpp"
 
 namespace grain {
@@ -29,11 +31,23 @@ class runtime_core;
 namespace grain::distributed {
 
 struct parcel_counts {
-  std::atomic<std::uint64_t> parcels_sent{0}, parcels_received{0};
-  std::atomic<std::uint64_t> bytes_sent{0}, bytes_received{0};
-  std::atomic<std::uint64_t> messages_sent{0}, messages_received{0};
-  std::atomic<std::uint64_t> calls_answered{0}, latency_ns{0};  // round trips of calls
-  std::atomic<std::uint64_t> errors{0};  // parcels refused (unknown action, bad payload, ...)
+  // Sent: added to by any thread.
+  void count_sent(std::uint64_t parcels, std::uint64_t bytes, std::uint64_t messages = 1) {
+    sent_.add(0, parcels);
+    sent_.add(1, messages);
+    sent_.add(2, bytes);
+  }
+  std::uint64_t parcels_sent() const noexcept { return sent_.load(0); }
+  std::uint64_t messages_sent() const noexcept { return sent_.load(1); }
+  std::uint64_t bytes_sent() const noexcept { return sent_.load(2); }
+  // Received: added to by the thread handing messages over (one at a time).
+  serial_count parcels_received, bytes_received, messages_received;
+  serial_count calls_answered, latency_ns;  // round trips of calls
+  // Parcels refused (unknown action, bad payload, ...): also by tasks.
+  std::atomic<std::uint64_t> errors{0};
+
+ private:
+  sharded_counts<3> sent_;  // parcels, messages, bytes
 };
 
 // A control message of the termination protocol (termination.cpp).
@@ -186,7 +200,7 @@ class parcelport {
   std::unique_ptr<transport> net_;
   std::uint32_t rank_ = 0, size_ = 1;
   parcel_counts counts_;
-  std::mutex calls_mutex_;
+  short_lock calls_mutex_;
   call_table calls_;                                     // under calls_mutex_
   std::unordered_map<std::uint32_t, std::string> dead_;  // under calls_mutex_: rank -> why
   std::atomic<bool> any_dead_{false};

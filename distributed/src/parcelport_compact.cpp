@@ -33,7 +33,7 @@ void parcelport::on_compact(std::uint32_t source, int tag, std::span<const char>
         rank_, payload.size(), source, tag);
     return;
   }
-  counts_.parcels_received.fetch_add(1, std::memory_order_relaxed);
+  counts_.parcels_received.add(1);
   parcel_view p;
   p.kind = d.kind;
   p.source = source;
@@ -106,9 +106,7 @@ void parcelport::send_compact_tampered(
 }
 
 void parcelport::send_raw(std::uint32_t dest, int tag, std::vector<char> bytes) {
-  counts_.parcels_sent.fetch_add(1, std::memory_order_relaxed);
-  counts_.messages_sent.fetch_add(1, std::memory_order_relaxed);
-  counts_.bytes_sent.fetch_add(bytes.size(), std::memory_order_relaxed);
+  counts_.count_sent(1, bytes.size());
   net_->send(dest, static_cast<message_tag>(tag), std::move(bytes));
 }
 

@@ -58,7 +58,7 @@ void parcelport::quiesce_root(runtime_core& rt) {
     // counted as received here only if it arrived, which the next wave checks.
     rt.wait_quiescent();
     flush_coalesced();
-    sent += counts_.messages_sent.load();
+    sent += counts_.messages_sent();
     received += counts_.messages_received.load();
     if (sent == received && sent == prev_sent && received == prev_received) break;
     prev_sent = sent;
@@ -83,8 +83,8 @@ void parcelport::serve_until_shutdown(runtime_core& rt) {
     if (m.type == count_request) {
       rt.wait_quiescent();
       flush_coalesced();
-      send_control(0, {count_reply, m.wave, counts_.messages_sent.load(),
-                       counts_.messages_received.load(), 0});
+      send_control(
+          0, {count_reply, m.wave, counts_.messages_sent(), counts_.messages_received.load(), 0});
     }
   }
 }

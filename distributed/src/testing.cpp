@@ -34,7 +34,7 @@ bool compact_parcels() {
 }
 
 std::uint64_t parcel_bytes_sent() {
-  return parcelport::current()->counts().bytes_sent.load(std::memory_order_relaxed);
+  return parcelport::current()->counts().bytes_sent();
 }
 
 future<std::vector<char>> call_compact_tampered(

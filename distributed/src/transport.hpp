@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "peer_watch.hpp"
+#include "short_lock.hpp"
 
 namespace grain::distributed {
 
@@ -52,7 +53,7 @@ class transport {
   // Held around every MPI call (MPI_THREAD_SERIALIZED or SINGLE); the process's other MPI users
   // take it too: the trace's collectives (mpi_trace_group.cpp) blocking, grain's collectives
   // (collectives_mpi.cpp) with try_lock.
-  virtual std::mutex& network_mutex() noexcept = 0;
+  virtual short_lock& network_mutex() noexcept = 0;
   // Every rank's process (index = rank), exchanged when the job started: what the peer watch
   // looks at (peer_watch.hpp).
   virtual const std::vector<process_identity>& identities() const noexcept = 0;
