@@ -201,7 +201,9 @@ class mpi_transport final : public transport {
     // messages of a sender in the order they were sent even when several threads progress
     // (the workers, and a waiting main thread). Another thread finding it busy leaves what it
     // received in arrived_ for the next round.
-    if (arrived_.empty() || delivering_.exchange(true, std::memory_order_acquire)) return moved;
+    // Every thread that sets the flag holds the network lock: a load and a store suffice.
+    if (arrived_.empty() || delivering_.load(std::memory_order_acquire)) return moved;
+    delivering_.store(true, std::memory_order_relaxed);
     struct done_delivering {
       std::atomic<bool>& flag;
       ~done_delivering() { flag.store(false, std::memory_order_release); }
@@ -220,8 +222,18 @@ class mpi_transport final : public transport {
     std::uint64_t released = 0;
     for (auto& m : handing_)
       if (m.slot >= 0) released |= std::uint64_t{1} << m.slot;
-    if (released) released_.fetch_or(released, std::memory_order_release);
     handing_.clear();
+    if (released) {
+      // Back to MPI at once when the network is free (one locked instruction where handing
+      // them to the next round took two), else in the next round.
+      std::unique_lock again(network_, std::try_to_lock);
+      if (again.owns_lock() && !finalized_) {
+        repost_released();
+        for (; released != 0; released &= released - 1) post_slot(std::countr_zero(released));
+      } else {
+        released_.fetch_or(released, std::memory_order_release);
+      }
+    }
     return true;
   }
 
