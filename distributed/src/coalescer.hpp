@@ -112,6 +112,9 @@ class coalescer {
   // Coalesce this action's parcels from now on (defines its knobs; idempotent). Throws
   // std::invalid_argument when another coalesced action has the same short name.
   void enable(const detail::action_info& a);
+  // Whether any action is coalesced: one load, so that a parcel of a program that coalesces
+  // nothing does not look its action up.
+  bool any() const noexcept { return coalesced_.load(std::memory_order_acquire) != 0; }
   // Queues p for dest (or sends it at once, see above); false when p's action is not
   // coalesced (the caller sends it alone).
   bool submit(std::uint32_t dest, const parcel& p);

@@ -191,7 +191,7 @@ void parcelport::post(std::uint32_t dest, const detail::action_info& a,
     spdlog::error("grain: locality#{}: a post of '{}' to {} was dropped", rank_, a.name, why);
     return;
   }
-  if (coalescer_ && coalescer_->post(dest, a, write)) return;
+  if (coalescer_ && coalescer_->any() && coalescer_->post(dest, a, write)) return;
   send_one(dest, parcel_kind::post, a, 0, write);
 }
 
@@ -208,7 +208,7 @@ void parcelport::call(std::uint32_t dest, const detail::action_info& a,
     continuation = calls_.add({std::move(on_response), now_ns(), dest, &a});
   }
   try {
-    if (!(coalescer_ && coalescer_->call(dest, a, continuation, write)))
+    if (!(coalescer_ && coalescer_->any() && coalescer_->call(dest, a, continuation, write)))
       send_one(dest, parcel_kind::call, a, continuation, write);
   } catch (...) {
     pending_call dropped;  // uncalled, and destroyed outside the lock

@@ -33,9 +33,7 @@ namespace grain::distributed {
 struct parcel_counts {
   // Sent: added to by any thread.
   void count_sent(std::uint64_t parcels, std::uint64_t bytes, std::uint64_t messages = 1) {
-    sent_.add(0, parcels);
-    sent_.add(1, messages);
-    sent_.add(2, bytes);
+    sent_.add({parcels, messages, bytes});
   }
   std::uint64_t parcels_sent() const noexcept { return sent_.load(0); }
   std::uint64_t messages_sent() const noexcept { return sent_.load(1); }

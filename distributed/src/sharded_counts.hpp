@@ -26,9 +26,11 @@ class sharded_counts {
   sharded_counts(const sharded_counts&) = delete;
   sharded_counts& operator=(const sharded_counts&) = delete;
 
-  void add(std::size_t i, std::uint64_t n) {
-    std::atomic<std::uint64_t>& v = mine().v[i];
-    v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  void add(std::size_t i, std::uint64_t n) { add_to(mine().v[i], n); }
+  // Every count at once (one look-up of this thread's shard).
+  void add(const std::array<std::uint64_t, N>& n) {
+    shard& s = mine();
+    for (std::size_t i = 0; i < N; ++i) add_to(s.v[i], n[i]);
   }
   std::uint64_t load(std::size_t i) const noexcept {
     std::lock_guard lock(m_);
@@ -41,6 +43,9 @@ class sharded_counts {
   struct shard {
     std::array<std::atomic<std::uint64_t>, N> v{};
   };
+  static void add_to(std::atomic<std::uint64_t>& v, std::uint64_t n) noexcept {
+    v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
   struct cached {
     std::uint64_t serial = 0;
     shard* s = nullptr;

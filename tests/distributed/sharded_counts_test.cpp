@@ -29,8 +29,12 @@ TEST(ShardedCounts, EveryThreadsAddsCountWhileReadersRead) {
   for (int t = 0; t < threads; ++t)
     writers.emplace_back([&] {
       for (int i = 0; i < adds; ++i) {
-        c.add(0, 1);
-        c.add(1, 3);
+        if (i % 2 == 0) {
+          c.add(0, 1);
+          c.add(1, 3);
+        } else {
+          c.add({1, 3});  // both at once
+        }
       }
     });
   for (auto& w : writers) w.join();
