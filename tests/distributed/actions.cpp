@@ -69,6 +69,10 @@ void slow_post(int ms, int marker) {
 int markers() {
   return g_markers.load();
 }
+int nap(int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  return ms;
+}
 // Every locality asks every other one (all-to-all, nested).
 long sum_over_all(int depth) {
   if (depth == 0) return find_here().rank();

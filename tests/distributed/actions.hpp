@@ -33,6 +33,8 @@ long bumped();
 long relay(std::uint32_t to, int x);
 void slow_post(int ms, int marker);
 int markers();
+// Sleeps `ms` milliseconds and returns them (a call of known duration).
+int nap(int ms);
 long sum_over_all(int depth);
 int die_here(int after_ms);
 // The CPUs the calling worker may run on, and those of the process's main thread.
