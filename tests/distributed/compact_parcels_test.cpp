@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "actions.hpp"
+#include "fault_fixture.hpp"
 #include "testing.hpp"
 
 namespace grain::test::dist {
@@ -65,30 +66,13 @@ TEST(WireIndices, ActionsAreNumberedInTheOrderOfTheirIds) {
   EXPECT_EQ(detail::find_action_by_wire_index(n), nullptr);
 }
 
-class CompactParcels : public ::testing::Test {
+class CompactParcels : public FaultFixture {
  protected:
   void SetUp() override {
-    if (get_num_localities() < 2) GTEST_SKIP() << "needs two localities (mpirun -np 2)";
+    FaultFixture::SetUp();
+    if (IsSkipped()) return;
     if (!t::compact_parcels()) GTEST_SKIP() << "compact parcels are off (--grain:compact-parcels)";
-    dest = get_num_localities() - 1;
   }
-  static std::string error_of(future<std::vector<char>> f) {
-    try {
-      f.get();
-    } catch (const remote_exception& e) {
-      return e.what();
-    }
-    return "";
-  }
-  void still_serves() const {
-    EXPECT_EQ(grain::async(locality(dest), action<&square>{}, 7).get(), 49);
-  }
-  static std::vector<char> int_args(int x) {
-    std::vector<char> b;
-    serialize_values(b, x);
-    return b;
-  }
-  std::uint32_t dest = 1;
 };
 
 TEST_F(CompactParcels, SmallArgumentsTravelAlone) {

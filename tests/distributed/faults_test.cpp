@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "actions.hpp"
+#include "fault_fixture.hpp"
 #include "testing.hpp"
 
 namespace grain::test::dist {
@@ -12,31 +13,7 @@ namespace {
 
 namespace t = grain::distributed::testing;
 
-class Faults : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (get_num_localities() < 2) GTEST_SKIP() << "needs two localities (mpirun -np 2)";
-    dest = get_num_localities() - 1;
-  }
-  // The error the call ends with ("" when it succeeded).
-  static std::string error_of(future<std::vector<char>> f) {
-    try {
-      f.get();
-    } catch (const remote_exception& e) {
-      return e.what();
-    }
-    return "";
-  }
-  void still_serves() const {
-    EXPECT_EQ(grain::async(locality(dest), action<&square>{}, 7).get(), 49);
-  }
-  static std::vector<char> int_args(int x) {
-    std::vector<char> b;
-    serialize_values(b, x);
-    return b;
-  }
-  std::uint32_t dest = 1;
-};
+using Faults = FaultFixture;
 
 TEST_F(Faults, UnknownActionIsRefusedAndNamed) {
   detail::action_info fake{"no_such_action", 0x1234abcd, 1, false, nullptr};
