@@ -13,7 +13,7 @@ namespace grain::distributed {
 
 struct pending_call {
   detail::response_handler on_response;
-  std::uint64_t sent_ns = 0;
+  std::uint64_t sent_ns = 0;  // 0: not timed
   std::uint32_t dest = 0;
   const detail::action_info* action = nullptr;
 };

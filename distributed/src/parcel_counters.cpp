@@ -41,14 +41,15 @@ std::vector<int> register_parcel_counters(instrumentation::counter_registry& reg
   auto base = std::make_shared<baseline>();
   ids.push_back(reg.add_counter(
       counter_info{p + "time/average-latency", "ns",
-                   "mean time from sending a call to its answer's arrival", counter_kind::average},
+                   "mean time from sending a call to its answer's arrival (of one call in 16)",
+                   counter_kind::average},
       [&c, base]() -> instrumentation::counter_reading {
-        const std::uint64_t n = c.calls_answered.load() - base->n;
+        const std::uint64_t n = c.latency_samples.load() - base->n;
         if (n == 0) return {0, false};
         return {static_cast<double>(c.latency_ns.load() - base->ns) / static_cast<double>(n), true};
       },
       [&c, base] {
-        base->n = c.calls_answered.load();
+        base->n = c.latency_samples.load();
         base->ns = c.latency_ns.load();
       }));
   return ids;

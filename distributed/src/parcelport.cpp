@@ -22,6 +22,14 @@ std::atomic<parcelport*> g_current{nullptr};
 std::string call_to_dead_rank(const detail::action_info& a, const std::string& why) {
   return "action '" + a.name + "': " + why;
 }
+
+// When a call leaves, for /parcels/time/average-latency: on one call in 16 of each thread (its
+// first, then every 16th), 0 on the others. The two clock reads of a timed call cost ~70 ns of
+// a ~1 µs round trip on a VM (docs/architecture.md, "Departures from DESIGN.md").
+std::uint64_t sampled_send_time() noexcept {
+  thread_local std::uint32_t calls = 0;
+  return (calls++ & 15u) == 0 ? now_ns() : 0;
+}
 }  // namespace
 
 parcelport::parcelport(std::unique_ptr<transport> t) : net_(std::move(t)) {
@@ -154,7 +162,7 @@ void parcelport::send_action(std::uint32_t dest, const detail::action_info& a,
   }
   if (on_response) {
     std::lock_guard lock(calls_mutex_);
-    p.continuation = calls_.add({std::move(on_response), now_ns(), dest, &a});
+    p.continuation = calls_.add({std::move(on_response), sampled_send_time(), dest, &a});
   }
   send_parcel(dest, p, tamper);
 }
@@ -205,7 +213,7 @@ void parcelport::call(std::uint32_t dest, const detail::action_info& a,
   std::uint64_t continuation = 0;
   {
     std::lock_guard lock(calls_mutex_);
-    continuation = calls_.add({std::move(on_response), now_ns(), dest, &a});
+    continuation = calls_.add({std::move(on_response), sampled_send_time(), dest, &a});
   }
   try {
     if (!(coalescer_ && coalescer_->any() && coalescer_->call(dest, a, continuation, write)))
@@ -393,7 +401,10 @@ void parcelport::deliver_answer(std::uint32_t source, const parcel_view& p) {
     }
   }
   counts_.calls_answered.add(1);
-  counts_.latency_ns.add(now_ns() - c.sent_ns);
+  if (c.sent_ns != 0) {
+    counts_.latency_ns.add(now_ns() - c.sent_ns);
+    counts_.latency_samples.add(1);
+  }
   if (p.corrupt) {
     std::string why = "the answer of action '" + c.action->name + "' from locality#" +
                       std::to_string(source) + " fails its checksum (corrupted)";
