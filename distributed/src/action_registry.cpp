@@ -27,7 +27,8 @@ struct registry {
   std::uint64_t fingerprint = 0;
 };
 
-// A compact call's tag has room for this many actions (compact_parcel.hpp).
+// Actions numbered at most. A compact parcel's tag names fewer (2^12 for calls, 2^28 for posts:
+// compact_parcel.hpp); the others travel in the full format, named by their ids.
 constexpr std::size_t max_wire_indices = std::size_t{1} << 20;
 
 registry& table() {
