@@ -85,48 +85,56 @@ int main(int argc, char** argv) {
   // The measurement runs in a task, as a grain program would: a call's get() suspends the task
   // and frees the worker to progress the network, and the answer resumes it on that worker
   // (from main's OS thread every answer would also wake a blocked thread).
-  return grain::async([&]() -> int {
-           for (long r = 0; r < reps; ++r) {
-             // Round trips.
-             auto t0 = std::chrono::steady_clock::now();
-             for (long i = 0; i < trips; ++i) {
-               if (bytes == 8) {
-                 if (grain::async(peer, grain::direct_action<&bounce8>{}, std::uint64_t(i)).get() !=
-                     std::uint64_t(i))
+  // A refused call (another program on rank 1: docs/distributed.md, "Compact parcels") or a
+  // dead rank ends the program with its error, not with std::terminate.
+  try {
+    return grain::async([&]() -> int {
+             for (long r = 0; r < reps; ++r) {
+               // Round trips.
+               auto t0 = std::chrono::steady_clock::now();
+               for (long i = 0; i < trips; ++i) {
+                 if (bytes == 8) {
+                   if (grain::async(peer, grain::direct_action<&bounce8>{}, std::uint64_t(i))
+                           .get() != std::uint64_t(i))
+                     return 1;
+                 } else if (grain::async(peer, grain::direct_action<&bounce>{}, payload)
+                                .get()
+                                .size() != payload.size()) {
                    return 1;
-               } else if (grain::async(peer, grain::direct_action<&bounce>{}, payload)
-                              .get()
-                              .size() != payload.size()) {
-                 return 1;
+                 }
                }
+               const double rt_us = seconds_since(t0) / static_cast<double>(trips) * 1e6;
+               // One-way rate.
+               grain::async(peer, grain::direct_action<&reset>{}).get();
+               const double bytes0 = parcels_counter("data/sent");
+               const double messages0 = parcels_counter("count/messages-sent");
+               t0 = std::chrono::steady_clock::now();
+               for (long i = 0; i < posts; ++i) {
+                 if (bytes == 8)
+                   grain::post(peer, grain::direct_action<&take8>{}, std::uint64_t(i));
+                 else
+                   grain::post(peer, grain::direct_action<&take>{}, payload);
+               }
+               while (grain::async(peer, grain::direct_action<&received>{}).get() < posts) {
+               }
+               const double rate = static_cast<double>(posts) / seconds_since(t0);
+               // What a post puts on the wire (its message, headers included), from the counters
+               // (the few calls that asked for the count are among them): the size a plain-MPI
+               // reference must send to compare like with like.
+               const double wire =
+                   (parcels_counter("data/sent") - bytes0) /
+                   std::max(1.0, parcels_counter("count/messages-sent") - messages0);
+               std::printf(
+                   "{\"system\":\"grain\",\"bytes\":%ld,\"round_trip_us\":%.3f,\"msg_rate\":%.0f,"
+                   "\"wire_bytes\":%.1f}\n",
+                   bytes, rt_us, rate, wire);
+               std::fflush(stdout);
              }
-             const double rt_us = seconds_since(t0) / static_cast<double>(trips) * 1e6;
-             // One-way rate.
-             grain::async(peer, grain::direct_action<&reset>{}).get();
-             const double bytes0 = parcels_counter("data/sent");
-             const double messages0 = parcels_counter("count/messages-sent");
-             t0 = std::chrono::steady_clock::now();
-             for (long i = 0; i < posts; ++i) {
-               if (bytes == 8)
-                 grain::post(peer, grain::direct_action<&take8>{}, std::uint64_t(i));
-               else
-                 grain::post(peer, grain::direct_action<&take>{}, payload);
-             }
-             while (grain::async(peer, grain::direct_action<&received>{}).get() < posts) {
-             }
-             const double rate = static_cast<double>(posts) / seconds_since(t0);
-             // What a post puts on the wire (its message, headers included), from the counters
-             // (the few calls that asked for the count are among them): the size a plain-MPI
-             // reference must send to compare like with like.
-             const double wire = (parcels_counter("data/sent") - bytes0) /
-                                 std::max(1.0, parcels_counter("count/messages-sent") - messages0);
-             std::printf(
-                 "{\"system\":\"grain\",\"bytes\":%ld,\"round_trip_us\":%.3f,\"msg_rate\":%.0f,"
-                 "\"wire_bytes\":%.1f}\n",
-                 bytes, rt_us, rate, wire);
-             std::fflush(stdout);
-           }
-           return 0;
-         })
-      .get();
+             return 0;
+           })
+        .get();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "grain-pingpong: %s\n", e.what());
+    return 1;
+  }
 }
