@@ -26,7 +26,7 @@ std::uint64_t call_table::add(pending_call&& c) {
       throw std::length_error("grain: more than 2^32 calls waiting for their answers");
     index = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
-    // release() then never allocates.
+    // take_at() then never allocates.
     if (index < short_slots)
       free_short_.reserve(short_slots);
     else
@@ -43,11 +43,9 @@ std::uint64_t call_table::add(pending_call&& c) {
 bool call_table::take(std::uint64_t continuation, pending_call& out) {
   const auto index = static_cast<std::uint32_t>(continuation);
   const auto generation = static_cast<std::uint32_t>(continuation >> 32);
-  if (index >= slots_.size()) return false;
-  slot& s = slots_[index];
-  if (s.generation != generation || (generation & 1) == 0) return false;
-  out = std::move(s.call);
-  release(index);
+  if (index >= slots_.size() || slots_[index].generation != generation || (generation & 1) == 0)
+    return false;
+  take_at(index, out);
   return true;
 }
 
@@ -62,10 +60,9 @@ bool call_table::short_ref(std::uint64_t continuation, std::uint32_t& out) noexc
 bool call_table::take_short(std::uint32_t ref, pending_call& out) {
   const std::uint32_t index = ref & (short_slots - 1);
   if (ref >> (10 + short_generation_bits) != 0 || index >= slots_.size()) return false;
-  slot& s = slots_[index];
-  if ((s.generation & 1) == 0 || (s.generation & short_generation_mask) != ref >> 10) return false;
-  out = std::move(s.call);
-  release(index);
+  const std::uint32_t generation = slots_[index].generation;
+  if ((generation & 1) == 0 || (generation & short_generation_mask) != ref >> 10) return false;
+  take_at(index, out);
   return true;
 }
 
@@ -73,18 +70,16 @@ std::vector<pending_call> call_table::take_all_to(std::uint32_t dest) {
   std::vector<pending_call> out;
   for (std::uint32_t i = 0; i < slots_.size(); ++i) {
     slot& s = slots_[i];
-    if ((s.generation & 1) != 0 && s.call.dest == dest) {
-      out.push_back(std::move(s.call));
-      release(i);
-    }
+    if ((s.generation & 1) != 0 && s.call.dest == dest) take_at(i, out.emplace_back());
   }
   return out;
 }
 
-// After the call was moved out (a moved-from handler holds nothing).
-void call_table::release(std::uint32_t index) {
+void call_table::take_at(std::uint32_t index, pending_call& out) {
+  slot& s = slots_[index];
+  out = std::move(s.call);  // a moved-from handler holds nothing
   // Even: free; an answer naming the old generation finds nothing.
-  slots_[index].generation = (slots_[index].generation + 1) & generation_mask;
+  s.generation = (s.generation + 1) & generation_mask;
   (index < short_slots ? free_short_ : free_).push_back(index);
 }
 

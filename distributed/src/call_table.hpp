@@ -41,7 +41,8 @@ class call_table {
     pending_call call;
     std::uint32_t generation = 0;  // odd while it holds a call; below 2^31
   };
-  void release(std::uint32_t index);
+  // Moves the call in a held slot out and frees the slot.
+  void take_at(std::uint32_t index, pending_call& out);
   std::vector<slot> slots_;
   // Free slots with a short reference first: after a burst of calls, later ones are compact
   // again.

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "short_lock.hpp"
+#include "grain/detail/waiter.hpp"
 
 #include "grain/distributed/collectives.hpp"
 
@@ -54,6 +54,6 @@ constexpr bool uses_direct_exchange(detail::collective_kind kind, std::size_t bl
 
 // Duplicates MPI_COMM_WORLD once per kind (collective: every rank calls it at start-up).
 // `network` is the transport's lock (transport::network_mutex).
-std::unique_ptr<collective_network> make_mpi_collective_network(short_lock& network);
+std::unique_ptr<collective_network> make_mpi_collective_network(detail::spinlock& network);
 
 }  // namespace grain::distributed

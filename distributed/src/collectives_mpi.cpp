@@ -35,7 +35,7 @@ std::string mpi_error(int code) {
 
 class mpi_collective_network final : public collective_network {
  public:
-  explicit mpi_collective_network(short_lock& network) : network_(network) {
+  explicit mpi_collective_network(detail::spinlock& network) : network_(network) {
     comms_.fill(MPI_COMM_NULL);
     direct_.fill(MPI_COMM_NULL);
     std::lock_guard lock(network_);
@@ -192,7 +192,7 @@ class mpi_collective_network final : public collective_network {
     }
   }
 
-  short_lock& network_;
+  detail::spinlock& network_;
   int rank_ = 0, size_ = 1;
   std::array<MPI_Comm, detail::collective_kind_count> comms_{};
   std::array<MPI_Comm, detail::collective_kind_count> direct_{};
@@ -202,7 +202,7 @@ class mpi_collective_network final : public collective_network {
 
 }  // namespace
 
-std::unique_ptr<collective_network> make_mpi_collective_network(short_lock& network) {
+std::unique_ptr<collective_network> make_mpi_collective_network(detail::spinlock& network) {
   return std::make_unique<mpi_collective_network>(network);
 }
 

@@ -34,12 +34,17 @@ inline constexpr std::size_t max_payload = 64;
 inline constexpr std::uint32_t post_actions = 1u << 28;
 inline constexpr std::uint32_t call_actions = 1u << 12;
 
-// Whether the ranks may send compact parcels: every rank's action table has the same
-// fingerprint (detail::freeze_wire_indices) and the network's tags reach max_tag.
-inline bool usable(std::span<const std::uint64_t> fingerprints, int network_max_tag) noexcept {
-  return network_max_tag >= max_tag && !fingerprints.empty() &&
+// Whether every rank's action table has the same fingerprint (detail::freeze_wire_indices):
+// the same program everywhere.
+inline bool same_program(std::span<const std::uint64_t> fingerprints) noexcept {
+  return !fingerprints.empty() &&
          std::all_of(fingerprints.begin(), fingerprints.end(),
                      [&](std::uint64_t f) { return f == fingerprints.front(); });
+}
+// Whether the ranks may send compact parcels: the same program, and the network's tags reach
+// max_tag.
+inline bool usable(std::span<const std::uint64_t> fingerprints, int network_max_tag) noexcept {
+  return network_max_tag >= max_tag && same_program(fingerprints);
 }
 
 enum class kind : std::uint32_t { post = 0, call = 1, result = 2 };

@@ -35,7 +35,7 @@ int as_int(std::size_t n) {
 
 class mpi_trace_group final : public instrumentation::trace_group {
  public:
-  explicit mpi_trace_group(short_lock& network) : network_(network) {
+  explicit mpi_trace_group(detail::spinlock& network) : network_(network) {
     std::lock_guard lk(network_);
     check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
@@ -132,14 +132,14 @@ class mpi_trace_group final : public instrumentation::trace_group {
     }
   }
 
-  short_lock& network_;
+  detail::spinlock& network_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   unsigned rank_ = 0, size_ = 1;
 };
 
 }  // namespace
 
-std::unique_ptr<instrumentation::trace_group> make_mpi_trace_group(short_lock& network) {
+std::unique_ptr<instrumentation::trace_group> make_mpi_trace_group(detail::spinlock& network) {
   return std::make_unique<mpi_trace_group>(network);
 }
 

@@ -128,7 +128,7 @@ class mpi_transport final : public transport {
   const std::vector<process_identity>& identities() const noexcept override {
     return identities_;
   }
-  short_lock& network_mutex() noexcept override {
+  detail::spinlock& network_mutex() noexcept override {
     return network_;
   }
 
@@ -229,7 +229,7 @@ class mpi_transport final : public transport {
       std::unique_lock again(network_, std::try_to_lock);
       if (again.owns_lock() && !finalized_) {
         repost_released();
-        for (; released != 0; released &= released - 1) post_slot(std::countr_zero(released));
+        post_slots(released);
       } else {
         released_.fetch_or(released, std::memory_order_release);
       }
@@ -318,9 +318,13 @@ class mpi_transport final : public transport {
   // With network_ held: the slots handled since the last round go back to MPI.
   void repost_released() {
     if (released_.load(std::memory_order_relaxed) == 0) return;  // no read-modify-write when idle
-    // In slot order: posted_ records the order MPI matches them in, whatever it is.
-    for (std::uint64_t m = released_.exchange(0, std::memory_order_acquire); m != 0; m &= m - 1)
-      post_slot(std::countr_zero(m));
+    post_slots(released_.exchange(0, std::memory_order_acquire));
+  }
+
+  // With network_ held: the ring slots of `mask` (bit i: slot i) go back to MPI, in slot order
+  // (posted_ records the order MPI matches them in, whatever it is).
+  void post_slots(std::uint64_t mask) {
+    for (; mask != 0; mask &= mask - 1) post_slot(std::countr_zero(mask));
   }
 
   // With network_ held. At most max_in_flight sends are started: beyond that Open MPI's ob1
@@ -478,7 +482,7 @@ class mpi_transport final : public transport {
   bool finalized_ = false;
   const char* level_ = "";
   std::uint32_t rank_ = 0, size_ = 1;
-  short_lock network_;
+  detail::spinlock network_;
   std::mutex outbox_mutex_;
   std::deque<outgoing> outbox_;
   std::deque<outgoing> in_flight_;

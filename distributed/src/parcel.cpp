@@ -77,6 +77,17 @@ void append_parcel(std::vector<char>& out, const parcel& p) {
   close_parcel(out, at);
 }
 
+void single_parcel_message(std::vector<char>& out, parcel_kind kind, std::uint32_t source,
+                           std::uint64_t action, std::uint64_t signature,
+                           std::uint64_t continuation, std::span<const char> payload) {
+  out.clear();
+  out.reserve(sizeof(message_header) + sizeof(parcel_header) + payload.size());
+  begin_message(out);
+  const std::size_t at = open_parcel(out, kind, source, action, signature, continuation);
+  out.insert(out.end(), payload.begin(), payload.end());
+  close_parcel(out, at);
+}
+
 std::size_t open_parcel(std::vector<char>& out, parcel_kind kind, std::uint32_t source,
                         std::uint64_t action, std::uint64_t signature, std::uint64_t continuation) {
   parcel_header h{};

@@ -55,6 +55,11 @@ inline constexpr std::uint16_t wire_version = 2;
 // Appends one parcel to a message being built (begin_message first).
 void begin_message(std::vector<char>& out);
 void append_parcel(std::vector<char>& out, const parcel& p);
+// `out` becomes a message of one parcel with this payload (cleared first; the payload must not
+// point into it).
+void single_parcel_message(std::vector<char>& out, parcel_kind kind, std::uint32_t source,
+                           std::uint64_t action, std::uint64_t signature,
+                           std::uint64_t continuation, std::span<const char> payload);
 // The same in two steps, so that a sender can serialise a payload straight into the message
 // (the coalescer's fused posts, no parcel object): open_parcel appends the header and returns
 // where it starts; the caller appends the payload; close_parcel fills in the payload's size

@@ -22,15 +22,15 @@ std::vector<int> register_parcel_counters(instrumentation::counter_registry& reg
   monotonic("count/sent", "count", "parcels sent to other localities (calls, posts, answers)",
             [&c] { return c.parcels_sent(); });
   monotonic("count/received", "count", "parcels received from other localities",
-            [&c] { return c.parcels_received.load(); });
+            [&c] { return c.parcels_received.get(); });
   monotonic("data/sent", "bytes", "bytes of messages sent, headers included",
             [&c] { return c.bytes_sent(); });
   monotonic("data/received", "bytes", "bytes of messages received, headers included",
-            [&c] { return c.bytes_received.load(); });
+            [&c] { return c.bytes_received.get(); });
   monotonic("count/messages-sent", "count", "messages sent (one or more parcels each)",
             [&c] { return c.messages_sent(); });
   monotonic("count/messages-received", "count", "messages received",
-            [&c] { return c.messages_received.load(); });
+            [&c] { return c.messages_received.get(); });
   monotonic("count/errors", "count",
             "parcels refused: unknown action, other signature, corrupted or undecodable",
             [&c] { return c.errors.load(); });
@@ -44,13 +44,13 @@ std::vector<int> register_parcel_counters(instrumentation::counter_registry& reg
                    "mean time from sending a call to its answer's arrival (of one call in 16)",
                    counter_kind::average},
       [&c, base]() -> instrumentation::counter_reading {
-        const std::uint64_t n = c.latency_samples.load() - base->n;
+        const std::uint64_t n = c.latency_samples.get() - base->n;
         if (n == 0) return {0, false};
-        return {static_cast<double>(c.latency_ns.load() - base->ns) / static_cast<double>(n), true};
+        return {static_cast<double>(c.latency_ns.get() - base->ns) / static_cast<double>(n), true};
       },
       [&c, base] {
-        base->n = c.latency_samples.load();
-        base->ns = c.latency_ns.load();
+        base->n = c.latency_samples.get();
+        base->ns = c.latency_ns.get();
       }));
   return ids;
 }

@@ -39,26 +39,22 @@ parcelport::parcelport(std::unique_ptr<transport> t) : net_(std::move(t)) {
   }
   deliver_ = [this](std::uint32_t s, message_tag tag, std::span<const char> b,
                     std::vector<char>* owner) { on_message(s, tag, b, owner); };
-  if (distributed()) {
-    std::vector<std::uint64_t> fingerprints;
-    for (const process_identity& p : net_->identities()) fingerprints.push_back(p.actions);
-    compact_possible_ = compact::usable(fingerprints, net_->max_tag());
-    const bool same_actions = compact::usable(fingerprints, compact::max_tag);
-    if (!same_actions && rank_ == 0)
-      spdlog::warn(
-          "grain: the ranks' action tables differ (a different program on each rank?): parcels "
-          "name their actions by id, in the full format, and a call of an action a rank lacks "
-          "is refused there");
-    compact_ = compact_possible_;
-  }
-  if (distributed())
-    coalescer_ = std::make_unique<coalescer>(
-        rank_, size_, [this](std::uint32_t dest, std::vector<char>&& msg, std::size_t parcels) {
-          // Coalesced parcels count as sent when their message leaves.
-          counts_.count_sent(parcels, msg.size());
-          net_->send(dest, message_tag::parcels, std::move(msg),
-                     static_cast<std::uint32_t>(parcels));
-        });
+  if (!distributed()) return;
+  std::vector<std::uint64_t> fingerprints;
+  for (const process_identity& p : net_->identities()) fingerprints.push_back(p.actions);
+  if (!compact::same_program(fingerprints) && rank_ == 0)
+    spdlog::warn(
+        "grain: the ranks' action tables differ (a different program on each rank?): parcels "
+        "name their actions by id, in the full format, and a call of an action a rank lacks is "
+        "refused there");
+  compact_possible_ = compact::usable(fingerprints, net_->max_tag());
+  compact_ = compact_possible_;
+  coalescer_ = std::make_unique<coalescer>(
+      rank_, size_, [this](std::uint32_t dest, std::vector<char>&& msg, std::size_t parcels) {
+        // Coalesced parcels count as sent when their message leaves.
+        counts_.count_sent(parcels, msg.size());
+        net_->send(dest, message_tag::parcels, std::move(msg), static_cast<std::uint32_t>(parcels));
+      });
 }
 
 parcelport::~parcelport() {
@@ -160,10 +156,7 @@ void parcelport::send_action(std::uint32_t dest, const detail::action_info& a,
       spdlog::error("grain: locality#{}: a post of '{}' to {} was dropped", rank_, a.name, why);
     return;
   }
-  if (on_response) {
-    std::lock_guard lock(calls_mutex_);
-    p.continuation = calls_.add({std::move(on_response), sampled_send_time(), dest, &a});
-  }
+  if (on_response) p.continuation = wait_for_answer(dest, a, std::move(on_response));
   send_parcel(dest, p, tamper);
 }
 
@@ -177,11 +170,7 @@ void parcelport::send_one(std::uint32_t dest, parcel_kind kind, const detail::ac
       // Too big to be compact: the headers go in front (a copy the payload's size already
       // outweighs; its send costs more).
       std::vector<char> full;
-      full.reserve(message_overhead() + parcel_overhead() + msg.size());
-      begin_message(full);
-      const std::size_t at = open_parcel(full, kind, rank_, a.id, a.signature, continuation);
-      full.insert(full.end(), msg.begin(), msg.end());
-      close_parcel(full, at);
+      single_parcel_message(full, kind, rank_, a.id, a.signature, continuation, msg);
       msg.swap(full);
       return message_tag::parcels;
     }
@@ -210,22 +199,27 @@ void parcelport::call(std::uint32_t dest, const detail::action_info& a,
     return;
   }
   // Waiting before it leaves: the answer may come back before send_one returns.
-  std::uint64_t continuation = 0;
-  {
-    std::lock_guard lock(calls_mutex_);
-    continuation = calls_.add({std::move(on_response), sampled_send_time(), dest, &a});
-  }
+  const std::uint64_t continuation = wait_for_answer(dest, a, std::move(on_response));
   try {
     if (!(coalescer_ && coalescer_->any() && coalescer_->call(dest, a, continuation, write)))
       send_one(dest, parcel_kind::call, a, continuation, write);
   } catch (...) {
-    pending_call dropped;  // uncalled, and destroyed outside the lock
-    {
-      std::lock_guard lock(calls_mutex_);
-      calls_.take(continuation, dropped);
-    }
+    forget_call(continuation);
     throw;
   }
+}
+
+std::uint64_t parcelport::wait_for_answer(std::uint32_t dest, const detail::action_info& a,
+                                          detail::response_handler on_response) {
+  pending_call c{std::move(on_response), sampled_send_time(), dest, &a};
+  std::lock_guard lock(calls_mutex_);
+  return calls_.add(std::move(c));
+}
+
+void parcelport::forget_call(std::uint64_t continuation) {
+  pending_call dropped;  // never called, and destroyed outside the lock
+  std::lock_guard lock(calls_mutex_);
+  calls_.take(continuation, dropped);
 }
 
 std::size_t parcelport::fail_calls_to(std::uint32_t rank, const std::string& why) {
@@ -510,12 +504,8 @@ void parcelport::answer(std::uint32_t dest, std::uint64_t continuation, bool ok,
     return;
   }
   build_and_send(dest, [&](std::vector<char>& msg) {
-    msg.reserve(message_overhead() + parcel_overhead() + payload.size());
-    begin_message(msg);
-    const std::size_t at =
-        open_parcel(msg, ok ? parcel_kind::result : parcel_kind::error, rank_, 0, 0, continuation);
-    msg.insert(msg.end(), payload.begin(), payload.end());
-    close_parcel(msg, at);
+    single_parcel_message(msg, ok ? parcel_kind::result : parcel_kind::error, rank_, 0, 0,
+                          continuation, payload);
     return message_tag::parcels;
   });
 }

@@ -18,10 +18,10 @@
 
 #include "call_table.hpp"
 #include "coalescer.hpp"
+#include "grain/detail/waiter.hpp"
 #include "grain/distributed/remote_async.hpp"
 #include "parcel.hpp"
 #include "sharded_counts.hpp"
-#include "short_lock.hpp"
 #include "transport.hpp"
 
 namespace grain {
@@ -38,11 +38,12 @@ struct parcel_counts {
   std::uint64_t parcels_sent() const noexcept { return sent_.load(0); }
   std::uint64_t messages_sent() const noexcept { return sent_.load(1); }
   std::uint64_t bytes_sent() const noexcept { return sent_.load(2); }
-  // Received: added to by the thread handing messages over (one at a time).
-  serial_count parcels_received, bytes_received, messages_received;
-  serial_count calls_answered;
+  // Received: added to by the thread handing messages over (one at a time, with acquire and
+  // release between them), so a single writer's count is enough.
+  stat_counter parcels_received, bytes_received, messages_received;
+  stat_counter calls_answered;
   // Round trips of the calls timed (one in 16 of each thread's: parcelport.cpp).
-  serial_count latency_ns, latency_samples;
+  stat_counter latency_ns, latency_samples;
   // Parcels refused (unknown action, bad payload, ...): also by tasks.
   std::atomic<std::uint64_t> errors{0};
 
@@ -141,6 +142,11 @@ class parcelport {
   // action or the call's slot is past what a tag names, or compact parcels are off).
   int compact_tag(parcel_kind kind, const detail::action_info& a,
                   std::uint64_t continuation) const noexcept;
+  // Registers a call that waits for its answer (timed for the latency on one call in 16);
+  // returns its continuation. forget_call takes it out again when it could not be sent.
+  std::uint64_t wait_for_answer(std::uint32_t dest, const detail::action_info& a,
+                                detail::response_handler on_response);
+  void forget_call(std::uint64_t continuation);
   // A result or error from `source` for the call waiting under p.continuation (a call
   // table's continuation, or a compact call's short reference with compact::continuation_bit).
   void deliver_answer(std::uint32_t source, const parcel_view& p);
@@ -200,7 +206,7 @@ class parcelport {
   std::unique_ptr<transport> net_;
   std::uint32_t rank_ = 0, size_ = 1;
   parcel_counts counts_;
-  short_lock calls_mutex_;
+  detail::spinlock calls_mutex_;
   call_table calls_;                                     // under calls_mutex_
   std::unordered_map<std::uint32_t, std::string> dead_;  // under calls_mutex_: rank -> why
   std::atomic<bool> any_dead_{false};

@@ -87,18 +87,10 @@ void parcelport::send_compact_tampered(
     std::uint32_t dest, const detail::action_info& a, std::vector<char> args,
     detail::response_handler on_response,
     const std::function<void(int& tag, std::vector<char>&)>& tamper) {
-  std::uint64_t continuation = 0;
-  {
-    std::lock_guard lock(calls_mutex_);
-    continuation = calls_.add({std::move(on_response), now_ns(), dest, &a});
-  }
+  const std::uint64_t continuation = wait_for_answer(dest, a, std::move(on_response));
   int tag = compact_tag(parcel_kind::call, a, continuation);
   if (tag == 0) {
-    pending_call dropped;
-    {
-      std::lock_guard lock(calls_mutex_);
-      calls_.take(continuation, dropped);
-    }
+    forget_call(continuation);
     throw std::logic_error("grain: a call of '" + a.name + "' has no compact tag here");
   }
   tamper(tag, args);
@@ -106,8 +98,7 @@ void parcelport::send_compact_tampered(
 }
 
 void parcelport::send_raw(std::uint32_t dest, int tag, std::vector<char> bytes) {
-  counts_.count_sent(1, bytes.size());
-  net_->send(dest, static_cast<message_tag>(tag), std::move(bytes));
+  send_built(dest, bytes, false, static_cast<message_tag>(tag));
 }
 
 }  // namespace grain::distributed

@@ -1,9 +1,11 @@
 #pragma once
 // Counts that many threads add to without a locked instruction. Each thread adds to a shard of
-// its own (a relaxed load and store: it is the shard's only writer) and a reader sums the
-// shards. A locked add costs ~6 ns here, and a small parcel's send and receive counted six of
-// them on its path (docs/distributed.md, "Cost"). A thread's first add to a given object takes
-// a lock to make its shard; a shard outlives its thread, so its counts still count.
+// its own (grain::stat_counter: a relaxed load and store, it is the shard's only writer) and a
+// reader sums the shards. A count that one thread at a time adds to, its writers serialised
+// by something else (the received counts), is a stat_counter alone. A locked add costs ~6 ns here,
+// and a small parcel's send and receive counted six of them on its path (docs/distributed.md,
+// "Cost"). A thread's first add to a given object takes a lock to make its shard; a shard outlives
+// its thread, so its counts still count.
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -12,6 +14,8 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+
+#include "grain/ext/worker_stats.hpp"
 
 namespace grain::distributed {
 
@@ -26,26 +30,23 @@ class sharded_counts {
   sharded_counts(const sharded_counts&) = delete;
   sharded_counts& operator=(const sharded_counts&) = delete;
 
-  void add(std::size_t i, std::uint64_t n) { add_to(mine().v[i], n); }
+  void add(std::size_t i, std::uint64_t n) { mine().v[i].add(n); }
   // Every count at once (one look-up of this thread's shard).
   void add(const std::array<std::uint64_t, N>& n) {
     shard& s = mine();
-    for (std::size_t i = 0; i < N; ++i) add_to(s.v[i], n[i]);
+    for (std::size_t i = 0; i < N; ++i) s.v[i].add(n[i]);
   }
   std::uint64_t load(std::size_t i) const noexcept {
     std::lock_guard lock(m_);
     std::uint64_t sum = 0;
-    for (const shard& s : shards_) sum += s.v[i].load(std::memory_order_relaxed);
+    for (const shard& s : shards_) sum += s.v[i].get();
     return sum;
   }
 
  private:
   struct shard {
-    std::array<std::atomic<std::uint64_t>, N> v{};
+    std::array<stat_counter, N> v{};  // one writer each: its thread
   };
-  static void add_to(std::atomic<std::uint64_t>& v, std::uint64_t n) noexcept {
-    v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
   struct cached {
     std::uint64_t serial = 0;
     shard* s = nullptr;
@@ -69,20 +70,6 @@ class sharded_counts {
   mutable std::mutex m_;
   std::deque<shard> shards_;  // stable addresses
   std::unordered_map<std::thread::id, shard*> by_thread_;
-};
-
-// A count that one thread at a time adds to, its writers serialised by something else (the
-// transport hands received messages over on one thread at a time, with acquire and release
-// between them): a relaxed load and store; any thread reads it.
-class serial_count {
- public:
-  void add(std::uint64_t n) noexcept {
-    v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
-  std::uint64_t load() const noexcept { return v_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<std::uint64_t> v_{0};
 };
 
 }  // namespace grain::distributed

@@ -59,7 +59,7 @@ void parcelport::quiesce_root(runtime_core& rt) {
     rt.wait_quiescent();
     flush_coalesced();
     sent += counts_.messages_sent();
-    received += counts_.messages_received.load();
+    received += counts_.messages_received.get();
     if (sent == received && sent == prev_sent && received == prev_received) break;
     prev_sent = sent;
     prev_received = received;
@@ -84,7 +84,7 @@ void parcelport::serve_until_shutdown(runtime_core& rt) {
       rt.wait_quiescent();
       flush_coalesced();
       send_control(
-          0, {count_reply, m.wave, counts_.messages_sent(), counts_.messages_received.load(), 0});
+          0, {count_reply, m.wave, counts_.messages_sent(), counts_.messages_received.get(), 0});
     }
   }
 }

@@ -10,8 +10,8 @@
 #include <span>
 #include <vector>
 
+#include "grain/detail/waiter.hpp"
 #include "peer_watch.hpp"
-#include "short_lock.hpp"
 
 namespace grain::distributed {
 
@@ -53,7 +53,7 @@ class transport {
   // Held around every MPI call (MPI_THREAD_SERIALIZED or SINGLE); the process's other MPI users
   // take it too: the trace's collectives (mpi_trace_group.cpp) blocking, grain's collectives
   // (collectives_mpi.cpp) with try_lock.
-  virtual short_lock& network_mutex() noexcept = 0;
+  virtual detail::spinlock& network_mutex() noexcept = 0;
   // Every rank's process (index = rank), exchanged when the job started: what the peer watch
   // looks at (peer_watch.hpp).
   virtual const std::vector<process_identity>& identities() const noexcept = 0;

@@ -1,6 +1,7 @@
 // Counts without locked instructions (distributed/src/sharded_counts.hpp): every thread's adds
 // count, once, while readers read; a thread's cached shard never leaks into another object,
-// also one allocated where a destroyed one was.
+// also one allocated where a destroyed one was; a stat_counter's single-writer adds count when
+// its writers take turns (the parcel port's received counts).
 #include "sharded_counts.hpp"
 
 #include <gtest/gtest.h>
@@ -64,8 +65,8 @@ TEST(ShardedCounts, ANewObjectWhereADeadOneWasStartsAtZero) {
   }  // the allocator hands the same address out again, most likely
 }
 
-TEST(SerialCount, AddsOfWritersTakingTurnsAllCount) {
-  serial_count n;
+TEST(StatCounter, AddsOfWritersTakingTurnsAllCount) {
+  stat_counter n;
   std::atomic<bool> turn{false};  // the hand-over between the writers: acquire and release
   constexpr int adds = 2000;
   auto writer = [&](bool mine) {
@@ -79,7 +80,7 @@ TEST(SerialCount, AddsOfWritersTakingTurnsAllCount) {
   std::thread a(writer, false), b(writer, true);
   a.join();
   b.join();
-  EXPECT_EQ(n.load(), 2u * adds);
+  EXPECT_EQ(n.get(), 2u * adds);
 }
 
 }  // namespace

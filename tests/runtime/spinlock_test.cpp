@@ -1,7 +1,7 @@
-// The call table's and the network's lock (distributed/src/short_lock.hpp): mutual exclusion
-// under contention from more threads than cores (its waiters yield), and try_lock never
-// takes a held lock.
-#include "short_lock.hpp"
+// The runtime's spinlock (grain/detail/waiter.hpp; also the distributed part's network and
+// call-table lock): mutual exclusion under contention from more threads than cores (its
+// waiters yield), and try_lock never takes a held lock.
+#include "grain/detail/waiter.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,11 +9,11 @@
 #include <thread>
 #include <vector>
 
-namespace grain::distributed {
+namespace grain::detail {
 namespace {
 
-TEST(ShortLock, ExcludesUnderContentionFromMoreThreadsThanCores) {
-  short_lock lock;
+TEST(Spinlock, ExcludesUnderContentionFromMoreThreadsThanCores) {
+  spinlock lock;
   long plain = 0;  // no atomic: only the lock keeps the adds whole
   constexpr int threads = 8, adds = 20000;
   std::vector<std::thread> ts;
@@ -28,8 +28,8 @@ TEST(ShortLock, ExcludesUnderContentionFromMoreThreadsThanCores) {
   EXPECT_EQ(plain, long{threads} * adds);
 }
 
-TEST(ShortLock, TryLockFailsWhileHeld) {
-  short_lock lock;
+TEST(Spinlock, TryLockFailsWhileHeld) {
+  spinlock lock;
   ASSERT_TRUE(lock.try_lock());
   bool other = true;
   std::thread([&] { other = lock.try_lock(); }).join();
@@ -43,4 +43,4 @@ TEST(ShortLock, TryLockFailsWhileHeld) {
 }
 
 }  // namespace
-}  // namespace grain::distributed
+}  // namespace grain::detail
