@@ -1,13 +1,9 @@
 // bench-grain: grain::async (launch::async: every call a task) and future::get. fib spawns
-// fib(n-1), computes fib(n-2) in the caller, then gets the future. The computation runs as a
-// task (the main thread only waits), so P workers do the work, as with the peers.
-// Workers: --grain:threads=P (or --threads=P, translated to --grain:threads=P).
-#include <string>
-#include <string_view>
-#include <vector>
-
+// fib(n-1), computes fib(n-2) in the caller, then gets the future. bench-grain-group writes
+// the same with grain::task_group (bench_grain_group.cpp). Command line: grain_bench_main.hpp.
 #include "common/bench_common.hpp"
 #include "grain/grain.hpp"
+#include "grain_bench_main.hpp"
 
 namespace {
 
@@ -43,37 +39,5 @@ long uts(const bench::uts_params& P, const bench::uts_node& nd) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // --threads=P means --grain:threads=P here.
-  std::vector<std::string> args(argv, argv + argc);
-  for (auto& a : args)
-    if (a.rfind("--threads=", 0) == 0) a = "--grain:threads=" + a.substr(10);
-  std::vector<char*> av;
-  av.reserve(args.size() + 1);
-  for (auto& a : args) av.push_back(a.data());
-  av.push_back(nullptr);
-  int ac = argc;
-
-  // Parse the benchmark's own arguments first: a bad one exits before any worker thread exists.
-  std::vector<char*> own;
-  for (char* a : av)
-    if (!a || std::string_view(a).rfind("--grain:", 0) != 0) own.push_back(a);
-  bench::options o = bench::parse(static_cast<int>(own.size()) - 1, own.data());
-  grain::runtime rt(ac, av.data());  // consumes the --grain:* arguments
-  bench::uts_params P(o);
-  const int workers = static_cast<int>(rt.num_workers());
-
-  {  // wake the workers before timing
-    std::vector<grain::future<int>> warm;
-    warm.reserve(64);
-    for (int i = 0; i < 64; ++i) warm.push_back(grain::async([] { return 0; }));
-    for (auto& w : warm) w.get();
-  }
-  return bench::run_and_report("grain", o, workers, [&]() -> long {
-    return grain::async([&]() -> long {
-             if (o.bench == "fib") return fib(o.n);
-             if (o.bench == "skynet") return skynet(0, o.n);
-             return uts(P, P.root());
-           })
-        .get();
-  });
+  return bench::grain_bench_main(argc, argv, "grain", fib, skynet, uts);
 }

@@ -1,4 +1,5 @@
-// Asymmetric fences (asymmetric_fence.hpp): registration and the heavy side, membarrier(2).
+// Asymmetric fences (asymmetric_fence.hpp): the mode, registration and the heavy side,
+// membarrier(2).
 #include "asymmetric_fence.hpp"
 
 #include <linux/membarrier.h>
@@ -10,7 +11,7 @@
 
 namespace grain::detail {
 
-bool g_asymmetric_fences = false;
+fence_mode g_fence_mode = fence_mode::symmetric;
 
 namespace {
 
@@ -26,29 +27,43 @@ bool register_membarrier() noexcept {
 
 }  // namespace
 
-bool enable_asymmetric_fences() noexcept {
+fence_mode set_fence_mode(fence_mode m) noexcept {
   // Registered again by every scheduler: registering twice is harmless, and a child forked
   // after an earlier runtime ran must not rely on its parent's registration.
-  g_asymmetric_fences = register_membarrier();
-  return g_asymmetric_fences;
+  if (m != fence_mode::symmetric && !register_membarrier()) m = fence_mode::symmetric;
+  g_fence_mode = m;
+  return m;
 }
 
-bool configure_asymmetric_fences() noexcept {
-  // Off unless asked for: a steal then costs a system call and an interrupt to every running
+fence_mode configure_fences() noexcept {
+  // Asymmetric alone makes every steal a system call and an interrupt to every running
   // worker, which fine-grained dataflow with many steals pays for dearly (the 1D stencil with
-  // 2,000-point partitions on 2 workers took 2.9x as long), while a spawn storm that rarely
-  // steals gains ~12 % (skynet). docs/architecture.md, "The spawn and join hot path".
+  // 2,000-point partitions on 2 workers took 2.9x as long); adaptive pays it once per quiet
+  // stretch of a deque. docs/architecture.md, "Adaptive fences".
   const char* env = std::getenv("GRAIN_ASYMMETRIC_FENCES");
-  if (env && std::strcmp(env, "1") == 0) return enable_asymmetric_fences();
-  g_asymmetric_fences = false;
-  return false;
+  if (env && std::strcmp(env, "1") == 0) return set_fence_mode(fence_mode::asymmetric);
+  if (env && std::strcmp(env, "0") == 0) return set_fence_mode(fence_mode::symmetric);
+  return set_fence_mode(fence_mode::adaptive);
+}
+
+const char* fence_mode_name(fence_mode m) noexcept {
+  switch (m) {
+    case fence_mode::symmetric:
+      return "symmetric";
+    case fence_mode::asymmetric:
+      return "asymmetric";
+    case fence_mode::adaptive:
+      return "adaptive";
+  }
+  return "?";
 }
 
 void heavy_fence() noexcept {
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  // Registered before the flag was set, so the command cannot fail with EPERM; should it
+  // Registered before the mode was set, so the command cannot fail with EPERM; should it
   // fail anyway, no barrier happened: stop rather than let two threads take one task.
-  if (g_asymmetric_fences && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) std::abort();
+  if (g_fence_mode != fence_mode::symmetric && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
+    std::abort();
 }
 
 }  // namespace grain::detail

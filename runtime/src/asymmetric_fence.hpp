@@ -1,7 +1,7 @@
 #pragma once
 // Asymmetric fences: a Dekker-style pair in which one side runs all the time (the owner's pop
 // of its deque, once per task) and the other rarely (a thief that found work to steal). The
-// frequent side's full fence (a locked instruction, 20-30 ns in this VM) becomes a compiler
+// frequent side's full fence (a locked instruction, 6-30 ns in this VM) becomes a compiler
 // barrier; the rare side pays for both with membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED),
 // which makes every running thread of the process execute a full barrier before it returns
 // (the same pair as folly's asymmetric_thread_fence_light/_heavy, and liburcu's).
@@ -12,35 +12,31 @@
 // heavy side made before the call). A thread that is not running has passed through the
 // scheduler, a full barrier itself.
 //
-// The choice is made once, before any worker exists (configure_asymmetric_fences, from the
-// scheduler's constructor), and never undone: a pair must not mix the two modes. They are
-// off unless GRAIN_ASYMMETRIC_FENCES=1 is in the environment (every steal then costs a
-// membarrier: a net loss where workers steal often), and off without membarrier (old kernel,
-// seccomp): both sides keep a full fence.
+// The mode (chase_lev_deque.hpp says what each does) is chosen once, before any worker exists
+// (configure_fences, from the scheduler's constructor), and never changed while a deque is in
+// use: a pair must not mix the modes. GRAIN_ASYMMETRIC_FENCES=1 asks for asymmetric, =0 for
+// symmetric; the default is adaptive. Both need membarrier (kernel >= 4.14, no seccomp filter
+// against it): without it the mode is symmetric.
 #include <atomic>
 
 #include "grain/detail/config.hpp"
 
 namespace grain::detail {
 
-extern bool g_asymmetric_fences;  // written once before any thread reads it concurrently
+enum class fence_mode : unsigned char { symmetric, asymmetric, adaptive };
 
-// Registers the process for expedited membarrier and turns the light fences into compiler
-// barriers when that worked. Returns whether they are. Only while no deque is in use.
-bool enable_asymmetric_fences() noexcept;
-// The scheduler's choice: enable_asymmetric_fences() when GRAIN_ASYMMETRIC_FENCES=1, else
-// full fences on both sides. Returns whether asymmetric fences are on.
-bool configure_asymmetric_fences() noexcept;
+extern fence_mode g_fence_mode;  // written before any thread reads it concurrently
 
-GRAIN_ALWAYS_INLINE void light_fence() noexcept {
-  if (GRAIN_LIKELY(g_asymmetric_fences))
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-  else
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-}
+// Sets the mode; asymmetric and adaptive register the process for expedited membarrier first
+// and fall back to symmetric when that fails. Returns the mode in force. Only while no deque
+// is in use.
+fence_mode set_fence_mode(fence_mode m) noexcept;
+// The scheduler's choice, from GRAIN_ASYMMETRIC_FENCES (see above).
+fence_mode configure_fences() noexcept;
+const char* fence_mode_name(fence_mode m) noexcept;
 
-// A full fence on the calling thread and, with asymmetric fences on, on every running thread
-// of the process. Costs a system call (and an interrupt to each CPU running one of them).
+// A full fence on the calling thread and, unless the mode is symmetric, on every running
+// thread of the process. Costs a system call (and an interrupt to each CPU running one of them).
 void heavy_fence() noexcept;
 
 }  // namespace grain::detail

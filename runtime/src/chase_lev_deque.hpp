@@ -5,11 +5,26 @@
 // until the deque dies, because a thief may still read from an old one.
 //
 // The owner's pop and a thief's steal are a Dekker pair (each stores its end, then reads the
-// other's): the textbook pop pays a full fence for it on every task. Here the pop's side is an
-// asymmetric light fence and the steal's the heavy one (asymmetric_fence.hpp): a task nobody
-// steals costs the owner no locked instruction, and a thief pays a membarrier per steal
-// attempt on a deque that looks non-empty (an idle thief probing empty deques pays nothing
-// more than before). Every item stays stealable at every moment, unlike a split deque.
+// other's): the textbook pop pays a full fence for it on every task. How each side fences is
+// the fence mode (asymmetric_fence.hpp):
+// - symmetric: a full fence on both sides, always;
+// - asymmetric: the pop's fence is a compiler barrier and every steal attempt on a non-empty
+//   deque pays a membarrier (the heavy fence) between its reads of top and bottom;
+// - adaptive (the default where membarrier works): each deque chooses. While nobody steals from
+//   it, its pops fence lightly and a thief that comes pays the heavy fence and asks the owner
+//   to fence fully; the owner does so from its next pop on, and fences lightly again after
+//   quiet_pops_to_light pops with no steal, once no thief is inside a steal. A thief that finds
+//   the owner fencing fully steals with an ordinary fence. A spawn storm that rarely steals
+//   pays no locked instruction per pop; a program whose workers steal all the time pays what
+//   the symmetric mode pays, plus a membarrier per quiet stretch.
+// Every item stays stealable at every moment in every mode, unlike a split deque.
+//
+// Why the adaptive switch is safe (docs/architecture.md, "Adaptive fences"): a light pop never
+// overlaps a cheap steal. A cheap steal counts itself in (thieves_, a locked add) before it
+// reads full_; the owner turns full_ off with a full fence before it reads thieves_, and turns
+// it back on when it finds a thief counted in: Dekker again, on a path the owner takes once per
+// quiet stretch. The owner turns full_ on with a release store after a light pop, so a thief
+// that reads it also sees that pop's bottom. A heavy steal is safe against either kind of pop.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -62,16 +77,21 @@ class chase_lev_deque {
     std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
     array* a = array_.load(std::memory_order_relaxed);
     bottom_.store(b, std::memory_order_relaxed);
-    light_fence();  // pairs with steal's heavy_fence
+    if (light_ || g_fence_mode == fence_mode::asymmetric)
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // a heavy steal fences for both
+    else
+      std::atomic_thread_fence(std::memory_order_seq_cst);
     std::int64_t t = top_.load(std::memory_order_relaxed);
+    if (g_fence_mode == fence_mode::adaptive) choose_fence(t);
     T v = nullptr;
     if (t <= b) {
       v = a->get(b);
       if (t == b) {
-        if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
-                                          std::memory_order_relaxed)) {
+        if (top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
+                                         std::memory_order_relaxed))
+          last_top_ = b + 1;  // our own move of top is no steal
+        else
           v = nullptr;
-        }
         bottom_.store(b + 1, std::memory_order_relaxed);
       }
     } else {
@@ -93,25 +113,35 @@ class chase_lev_deque {
     std::int64_t t = top_.load(std::memory_order_acquire);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     std::int64_t b = bottom_.load(std::memory_order_acquire);
-    if (t >= b) return nullptr;
-    if (g_asymmetric_fences) {
-      // Between the read of top and the read of bottom, as the fence it stands for: the
-      // owner's pop in flight has either published its decrement of bottom by now, or will
-      // read a top at least t (and then take the last item only through the CAS).
+    if (t >= b) return nullptr;  // an idle thief probing empty deques pays nothing more
+    switch (g_fence_mode) {
+      case fence_mode::symmetric:
+        return take_top(t, b);
+      case fence_mode::asymmetric:
+        // Between the read of top and the read of bottom, as the fence it stands for: the
+        // owner's pop in flight has either published its decrement of bottom by now, or will
+        // read a top at least t (and then take the last item only through the CAS).
+        heavy_fence();
+        return take_top(t, bottom_.load(std::memory_order_acquire));
+      case fence_mode::adaptive:
+        break;
+    }
+    thieves_.fetch_add(1, std::memory_order_seq_cst);
+    t = top_.load(std::memory_order_acquire);
+    if (full_.load(std::memory_order_seq_cst)) {
+      std::atomic_thread_fence(std::memory_order_seq_cst);  // the owner fences fully meanwhile
+    } else {
       heavy_fence();
-      b = bottom_.load(std::memory_order_acquire);
+      wants_full_.store(true, std::memory_order_relaxed);
     }
-    if (t < b) {
-      array* a = array_.load(std::memory_order_acquire);
-      T v = a->get(t);
-      if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
-                                        std::memory_order_relaxed)) {
-        return nullptr;
-      }
-      return v;
-    }
-    return nullptr;
+    T v = take_top(t, bottom_.load(std::memory_order_acquire));
+    thieves_.fetch_sub(1, std::memory_order_release);
+    return v;
   }
+
+  // Owner only (adaptive mode): whether pops fence lightly now, and how often that changed.
+  bool fences_lightly() const noexcept { return light_; }
+  std::uint64_t fence_switches() const noexcept { return fence_switches_; }
 
   // Any thread; approximate.
   std::size_t size() const noexcept {
@@ -131,8 +161,61 @@ class chase_lev_deque {
     return a;
   }
 
+  T take_top(std::int64_t t, std::int64_t b) noexcept {
+    if (t >= b) return nullptr;
+    array* a = array_.load(std::memory_order_acquire);
+    T v = a->get(t);
+    if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
+                                      std::memory_order_relaxed))
+      return nullptr;
+    return v;
+  }
+
+  // Owner only (adaptive mode), after each pop's read of top.
+  GRAIN_ALWAYS_INLINE void choose_fence(std::int64_t t) noexcept {
+    if (light_) {
+      if (GRAIN_UNLIKELY(wants_full_.load(std::memory_order_relaxed))) fence_fully();
+    } else if (t != last_top_) {  // a steal since the last pop
+      last_top_ = t;
+      quiet_pops_ = 0;
+    } else if (GRAIN_UNLIKELY(++quiet_pops_ >= quiet_pops_to_light)) {
+      fence_lightly();
+    }
+  }
+  GRAIN_NOINLINE void fence_fully() noexcept {
+    ++fence_switches_;
+    wants_full_.store(false, std::memory_order_relaxed);
+    light_ = false;
+    quiet_pops_ = 0;
+    last_top_ = top_.load(std::memory_order_relaxed);
+    full_.store(true, std::memory_order_release);  // after the light pops: a thief sees them
+  }
+  GRAIN_NOINLINE void fence_lightly() noexcept {
+    quiet_pops_ = 0;
+    wants_full_.store(false, std::memory_order_relaxed);  // before: a later request stands
+    full_.store(false, std::memory_order_seq_cst);
+    if (thieves_.load(std::memory_order_seq_cst) != 0) {  // one may rely on our full fences
+      full_.store(true, std::memory_order_release);
+      return;
+    }
+    ++fence_switches_;
+    light_ = true;
+  }
+
+  static constexpr unsigned quiet_pops_to_light = 256;
+
   alignas(cache_line) std::atomic<std::int64_t> top_{0};
   alignas(cache_line) std::atomic<std::int64_t> bottom_{0};
+  // The owner's fence choice (adaptive mode): bottom_'s line, which the owner writes anyway
+  // and thieves read anyway.
+  std::atomic<bool> full_{true};
+  bool light_ = false;  // owner only: this pop fences lightly
+  unsigned quiet_pops_ = 0;
+  std::int64_t last_top_ = 0;
+  std::uint64_t fence_switches_ = 0;
+  // Written by thieves only: the ones inside an adaptive steal, and "fence fully, please".
+  alignas(cache_line) std::atomic<int> thieves_{0};
+  std::atomic<bool> wants_full_{false};
   alignas(cache_line) std::atomic<array*> array_{nullptr};
   std::vector<std::unique_ptr<array>> retired_;  // owner only (grow)
 };

@@ -27,7 +27,7 @@ scheduler::scheduler(const scheduler_config& cfg, const topology& topo)
       bind_(cfg.bind),
       stacks_(cfg.stack_size),
       fibers_(stacks_, fiber_entry) {
-  configure_asymmetric_fences();  // before any worker touches a deque (chase_lev_deque.hpp)
+  configure_fences();  // before any worker touches a deque (chase_lev_deque.hpp)
   for (unsigned i = 0; i < cfg.pools.size(); ++i) {
     auto p = std::make_unique<pool>();
     p->name = cfg.pools[i].name;

@@ -9,6 +9,7 @@
 #include "grain/detail/critical_tracking.hpp"
 #include "phase_timing.hpp"
 #include "scheduler.hpp"
+#include "spawn_path.hpp"
 #include "suspend.hpp"
 #include "wake.hpp"
 
@@ -16,70 +17,8 @@ namespace grain::detail {
 
 namespace {
 
-constexpr unsigned staged_wait_sample_mask = 63;  // time 1 task in 64 from spawn to start
-
 void make_ready_action(void*, fiber* from) {
   scheduler::instance()->make_ready(from);
-}
-
-// Returns the worker it ends on (t may suspend and this chain resume on another one), so the
-// caller need not look it up again.
-worker* run_inline_on(worker* w, task_base* t, bool from_queue) {
-  const task_info info = t->info;
-  task_base* saved = w->current_task;
-  w->current_task = t;
-  begin_nested_phase(w, info);
-  t->run();
-  w = current_worker();
-  w->current_task = saved;
-  w->stats->tasks.inc();
-  w->stats->inline_tasks.inc();
-  if (from_queue) w->finished_spawned.inc();
-  end_nested_phase(w, info);
-  return w;
-}
-
-}  // namespace
-
-namespace {
-
-// A new task's identity: GUID (worker number in the high bits; 0xFFFFF outside workers) and
-// the running task as parent.
-void set_ids(worker* w, task_info& info) noexcept {
-  if (w) {
-    info.guid = (static_cast<std::uint64_t>(w->id + 1) << 40) | ++w->guid_counter;
-    info.parent_guid = w->current_task ? w->current_task->info.guid : 0;
-    return;
-  }
-  static std::atomic<std::uint64_t> external{0};
-  info.guid = (0xFFFFFull << 40) | (external.fetch_add(1, std::memory_order_relaxed) + 1);
-  info.parent_guid = 0;
-}
-
-inline void spawn_from(worker* w, task_base* t) {
-  // --grain:critical=auto: a task without a pool goes where its kind was found to belong.
-  if (GRAIN_UNLIKELY(critical_tracking_on()) && t->pool < 0)
-    t->pool = static_cast<std::int16_t>(critical_route(t->info.name));
-  if (GRAIN_LIKELY(w != nullptr) &&
-      (t->pool < 0 || static_cast<unsigned>(t->pool) == w->home->index)) {
-    t->pool = static_cast<std::int16_t>(w->home->index);
-#if GRAIN_TIMING
-    if ((++w->spawn_counter & staged_wait_sample_mask) == 0) t->created_ns = now_ns();
-#endif
-    w->spawned.inc();  // before the push: a thief may finish it at once
-    // Only a push onto an empty deque wakes a sleeper. Anything older in the deque was there
-    // when every sleeper last looked (it would have taken it instead of sleeping) or was
-    // pushed by a spawn that checked, so a push onto it only adds to work someone was woken
-    // for (and a woken worker that finds more wakes the next: idle_wait). The fence and the
-    // sleeper check cost a locked instruction per spawn; skynet's, fib's and UTS's spawns go
-    // almost all onto non-empty deques. Nothing in this deque is stranded: its owner runs it,
-    // and a worker that stops taking work wakes a sleeper for it (worker_loop.cpp, deactivate).
-    if (w->staged[static_cast<int>(t->prio)].push(t)) notify_work(*w->home);
-    return;
-  }
-  scheduler* s = scheduler::instance();
-  if (!s) throw_no_runtime();
-  s->spawn_external(t);
 }
 
 }  // namespace
@@ -104,12 +43,7 @@ bool try_run_inline(task_base* t, state_base* s) {
   // its queue. It runs them first, as it would after the first one anyway, and stops at the
   // first task that is not a sibling: it never runs unrelated work while it waits.
   for (;;) {
-    // Running a task on this stack nests its frames on ours: keep a reserve, and suspend
-    // instead when the stack is getting deep (a chain of 10,000 waits must not overflow).
-    const char probe = 0;
-    const fiber* f = w->current;
-    if (f->stk.base && static_cast<std::size_t>(&probe - f->stk.base) < f->stk.size / 4 + 8192)
-      return false;
+    if (stack_too_deep_to_inline(w)) return false;
     auto& q = w->staged[prio];
     task_base* p = q.pop();
     if (!p) return false;  // t was stolen, or is not in this worker's queue

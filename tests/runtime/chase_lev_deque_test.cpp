@@ -1,6 +1,7 @@
-// The work-stealing deque (runtime/src/chase_lev_deque.hpp) in both of its fence modes: with
+// The work-stealing deque (runtime/src/chase_lev_deque.hpp) in each of its fence modes: with
 // asymmetric fences (the owner's pop fenced by a compiler barrier only, each steal by
-// membarrier) and with a full fence on both sides. Each item must be taken once and only once:
+// membarrier), with a full fence on both sides, and adaptive (each deque switching between the
+// two as thieves come and go). Each item must be taken once and only once:
 // a missing barrier shows as an item taken twice (owner and thief both take the last one) or
 // never. The stress tests count every take per item.
 #include <gtest/gtest.h>
@@ -20,18 +21,17 @@ using grain::detail::chase_lev_deque;
 
 // Restores the fence mode a test changed (the scheduler sets it; no deque is in use here
 // while it changes).
-class DequeMode : public ::testing::TestWithParam<bool> {
+using grain::detail::fence_mode;
+
+class DequeMode : public ::testing::TestWithParam<fence_mode> {
  protected:
   void SetUp() override {
-    saved_ = grain::detail::g_asymmetric_fences;
-    if (GetParam()) {
-      if (!grain::detail::enable_asymmetric_fences()) GTEST_SKIP() << "no membarrier here";
-    } else {
-      grain::detail::g_asymmetric_fences = false;
-    }
+    saved_ = grain::detail::g_fence_mode;
+    if (grain::detail::set_fence_mode(GetParam()) != GetParam())
+      GTEST_SKIP() << "no membarrier here";
   }
-  void TearDown() override { grain::detail::g_asymmetric_fences = saved_; }
-  bool saved_ = false;
+  void TearDown() override { grain::detail::g_fence_mode = saved_; }
+  fence_mode saved_ = fence_mode::symmetric;
 };
 
 TEST_P(DequeMode, OwnerIsLifoThievesFifo) {
@@ -146,7 +146,94 @@ TEST_P(DequeMode, StealsWhileOwnerIsBusy) {
   EXPECT_EQ(q.pop(), nullptr);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fences, DequeMode, ::testing::Values(true, false),
-                         [](const auto& info) { return info.param ? "asymmetric" : "symmetric"; });
+// Thieves that come and go: the owner's pops switch between light and full fences many times,
+// with steals racing each switch. Every item must still be taken exactly once.
+TEST_P(DequeMode, ThievesComingAndGoing) {
+  const std::size_t n = 2'000'000;
+  std::vector<int> items(n);
+  auto taken = std::make_unique<std::atomic<int>[]>(n);
+  chase_lev_deque<int*> q(4);
+  std::atomic<bool> done{false};
+  std::atomic<long> stolen{0};
+  auto take = [&](int* p) {
+    taken[static_cast<std::size_t>(p - items.data())].fetch_add(1, std::memory_order_relaxed);
+  };
+  std::vector<std::thread> ts;
+  for (int k = 0; k < 2; ++k)
+    ts.emplace_back([&, k] {
+      long mine = 0;
+      for (unsigned round = 0; !done.load(std::memory_order_acquire); ++round) {
+        for (int i = 0; i < 200 + 100 * k; ++i)
+          if (int* p = q.steal()) {
+            take(p);
+            ++mine;
+          }
+        std::this_thread::sleep_for(std::chrono::microseconds(50 + 30 * (round % 7)));
+      }
+      stolen.fetch_add(mine);
+    });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  long popped = 0;
+  std::size_t next = 0;
+  while (next + 8 <= n) {
+    if ((next & 4095) == 0 && std::chrono::steady_clock::now() > deadline) break;
+    for (int i = 0; i < 8; ++i) q.push(&items[next++]);
+    for (int i = 0; i < 8; ++i)
+      if (int* p = q.pop()) {
+        take(p);
+        ++popped;
+      }
+  }
+  done.store(true, std::memory_order_release);
+  for (auto& t : ts) t.join();
+  while (int* p = q.pop()) {
+    take(p);
+    ++popped;
+  }
+  int twice = 0, never = 0;
+  for (std::size_t i = 0; i < next; ++i) {
+    twice += taken[i].load() > 1;
+    never += taken[i].load() == 0;
+  }
+  EXPECT_EQ(twice, 0);
+  EXPECT_EQ(never, 0);
+  EXPECT_EQ(popped + stolen.load(), static_cast<long>(next));
+  EXPECT_GT(stolen.load(), 0);
+  if (GetParam() == fence_mode::adaptive) {
+    EXPECT_GE(q.fence_switches(), 4u) << "the owner never went back and forth";
+  } else {
+    EXPECT_EQ(q.fence_switches(), 0u);
+  }
+}
+
+// Adaptive: nobody steals, so the pops fence lightly after a quiet stretch; one steal makes
+// the owner fence fully from its next pop on.
+TEST(DequeAdaptive, LightWhileQuietFullAfterASteal) {
+  const auto saved = grain::detail::g_fence_mode;
+  if (grain::detail::set_fence_mode(fence_mode::adaptive) != fence_mode::adaptive)
+    GTEST_SKIP() << "no membarrier here";
+  std::vector<int> items(2000);
+  chase_lev_deque<int*> q;
+  EXPECT_FALSE(q.fences_lightly());
+  for (auto& i : items) {
+    q.push(&i);
+    EXPECT_EQ(q.pop(), &i);
+  }
+  EXPECT_TRUE(q.fences_lightly());
+  q.push(&items[0]);
+  q.push(&items[1]);
+  std::thread([&] { EXPECT_EQ(q.steal(), &items[0]); }).join();
+  EXPECT_EQ(q.pop(), &items[1]);
+  EXPECT_FALSE(q.fences_lightly());
+  EXPECT_EQ(q.fence_switches(), 2u);
+  grain::detail::g_fence_mode = saved;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fences, DequeMode,
+                         ::testing::Values(fence_mode::asymmetric, fence_mode::symmetric,
+                                           fence_mode::adaptive),
+                         [](const auto& info) {
+                           return grain::detail::fence_mode_name(info.param);
+                         });
 
 }  // namespace

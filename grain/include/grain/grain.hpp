@@ -15,6 +15,7 @@
 #include "grain/lcos/mutex.hpp"
 #include "grain/parallel/algorithms.hpp"
 #include "grain/runtime.hpp"
+#include "grain/task_group.hpp"
 #include "grain/this_task.hpp"
 #include "grain/this_thread.hpp"
 #include "grain/when_all.hpp"

@@ -1,0 +1,151 @@
+// grain::task_group's counting and waiting (grain/task_group.hpp). The owner's user thread
+// counts what it spawns and what it runs inline in plain fields; everything else — a task
+// stolen or run by the loop, a run() from inside the group — moves one shared word, which also
+// holds the owner's "asleep" flag, so a finisher learns in its one read-modify-write whether
+// it must wake the owner, and touches the group no further when it need not.
+#include <mutex>
+#include <stdexcept>
+
+#include "grain/task_group.hpp"
+#include "scheduler.hpp"
+#include "spawn_path.hpp"
+
+namespace grain::detail {
+
+namespace {
+
+constexpr std::uint64_t asleep_bit = 1, one_task = 2;
+
+std::int64_t count_in(std::uint64_t word) noexcept {
+  return static_cast<std::int64_t>(word) >> 1;  // arithmetic: the count may be negative
+}
+
+}  // namespace
+
+void group_task_base::run_entry(task_base* t) {
+  auto* self = static_cast<group_task_base*>(t);
+  task_group_core* g = self->group;
+  const bool by_owner = self->by_owner;
+  self->invoke(self, true);  // self is gone
+  if (by_owner)
+    ++g->done_local_;
+  else
+    g->finish_remote();
+}
+
+task_group_core::task_group_core() noexcept : owner_guid_(current_guid()) {}
+
+void task_group_core::spawn(group_task_base* t) {
+  worker* w = current_worker();
+  set_ids(w, t->info);
+  // Counted in before the push: a thief may finish it at once.
+  const bool local = owner_guid_ != 0 && t->info.parent_guid == owner_guid_;
+  if (local)
+    ++spawned_local_;
+  else
+    shared_.fetch_add(one_task, std::memory_order_relaxed);
+  try {
+    spawn_from(w, t);
+  } catch (...) {  // the runtime stopped meanwhile: nothing was queued
+    if (local)
+      --spawned_local_;
+    else
+      shared_.fetch_sub(one_task, std::memory_order_relaxed);
+    t->invoke(t, false);
+    throw;
+  }
+}
+
+void task_group_core::finish_remote() noexcept {
+  const std::uint64_t v = shared_.fetch_sub(one_task, std::memory_order_acq_rel) - one_task;
+  // The owner sleeps until the count reaches target_ (written before it set the bit); only
+  // the finisher that brings it there wakes it. Without the bit the group may already be
+  // gone: nothing more may be read.
+  if (GRAIN_UNLIKELY(v & asleep_bit) && count_in(v) == target_) sleeper_->notify();
+}
+
+bool task_group_core::register_waiter(waiter* n) noexcept {
+  target_ = done_local_ - spawned_local_;
+  sleeper_ = n;
+  std::uint64_t v = shared_.load(std::memory_order_acquire);
+  for (;;) {
+    if (count_in(v) == target_) return false;  // all finished meanwhile: do not sleep
+    if (shared_.compare_exchange_weak(v, v | asleep_bit, std::memory_order_acq_rel,
+                                      std::memory_order_acquire))
+      return true;
+  }
+}
+
+void task_group_core::help(worker* w) {
+  // The stack is as deep at every round of the loop: one look at the reserve is enough.
+  if (!w || stack_too_deep_to_inline(w)) return;
+  // A spawn-all-then-join owner finds its tasks at the bottom of its own queue, newest first.
+  // It runs them (and any other task it spawned itself, as future::get does) and stops at
+  // the first task that is not its own: it never runs unrelated work while it waits.
+  while (!done()) {
+    auto& own = w->staged[static_cast<int>(priority::normal)];
+    task_base* p = own.pop();
+    if (!p) return;
+    if (p->run_fn == &group_task_base::run_entry && static_cast<group_task_base*>(p)->group == this)
+      static_cast<group_task_base*>(p)->by_owner = true;
+    else if (p->info.parent_guid != owner_guid_) {
+      own.push(p);  // the owner may push back what it popped
+      return;
+    }
+    w = run_inline_on(w, p, true);  // p may have suspended, and the owner resumed elsewhere
+  }
+}
+
+void task_group_core::wait_for_all(bool check_owner) {
+  worker* w = current_worker();
+  const bool owner = (w && w->current_task ? w->current_task->info.guid : 0) == owner_guid_;
+  if (check_owner && !owner)
+    throw std::logic_error(
+        "grain::task_group::wait: only the task or thread that constructed the group may wait "
+        "for it");
+  if (owner && owner_guid_ != 0 && !done()) help(w);
+  while (!done()) {
+    struct enqueue {
+      task_group_core* g;
+      bool operator()(waiter* n) noexcept { return g->register_waiter(n); }
+    } e{this};
+    park(e);
+    shared_.fetch_and(~asleep_bit, std::memory_order_acq_rel);
+  }
+  if (has_error_.load(std::memory_order_acquire)) {
+    std::exception_ptr e;
+    {
+      std::lock_guard lock(error_lock_);
+      e = std::exchange(error_, nullptr);
+      has_error_.store(false, std::memory_order_relaxed);
+    }
+    std::rethrow_exception(e);
+  }
+}
+
+void task_group_core::wait() {
+  wait_for_all(true);
+}
+
+void task_group_core::wait_in_destructor() noexcept {
+  // Whoever destroys the group waits: no task may outlive the frame its captures refer to.
+  try {
+    wait_for_all(false);
+  } catch (...) {
+    report_unread_exception(std::current_exception());
+  }
+}
+
+void task_group_core::store_error(std::exception_ptr e) noexcept {
+  {
+    std::lock_guard lock(error_lock_);
+    if (!error_) {
+      error_ = std::move(e);
+      has_error_.store(true, std::memory_order_release);
+      return;
+    }
+  }
+  report_unread_exception(e);  // wait() rethrows the first one only
+}
+
+}  // namespace grain::detail
