@@ -58,19 +58,23 @@ void task_group_core::spawn(group_task_base* t) {
 
 void task_group_core::finish_remote() noexcept {
   const std::uint64_t v = shared_.fetch_sub(one_task, std::memory_order_acq_rel) - one_task;
-  // The owner sleeps until the count reaches target_ (written before it set the bit); only
-  // the finisher that brings it there wakes it. Without the bit the group may already be
-  // gone: nothing more may be read.
-  if (GRAIN_UNLIKELY(v & asleep_bit) && count_in(v) == target_) sleeper_->notify();
+  // While the owner sleeps the word counts what is left (register_waiter rebased it), so the
+  // value this finisher got says whether it finished the group. Nothing else of the group may
+  // be read first: once another finisher has woken the owner, the group may be gone.
+  if (GRAIN_UNLIKELY(v == asleep_bit)) sleeper_->notify();
 }
 
 bool task_group_core::register_waiter(waiter* n) noexcept {
-  target_ = done_local_ - spawned_local_;
+  // Done when the remote count reaches target; asleep, the word holds (count - target) and
+  // bit 0, so that the finisher that brings it to 0 knows without reading target.
+  const std::int64_t target = done_local_ - spawned_local_;
   sleeper_ = n;
   std::uint64_t v = shared_.load(std::memory_order_acquire);
   for (;;) {
-    if (count_in(v) == target_) return false;  // all finished meanwhile: do not sleep
-    if (shared_.compare_exchange_weak(v, v | asleep_bit, std::memory_order_acq_rel,
+    const std::int64_t left = count_in(v) - target;
+    if (left == 0) return false;  // all finished meanwhile: do not sleep
+    const std::uint64_t asleep = (static_cast<std::uint64_t>(left) << 1) | asleep_bit;
+    if (shared_.compare_exchange_weak(v, asleep, std::memory_order_acq_rel,
                                       std::memory_order_acquire))
       return true;
   }
@@ -110,7 +114,12 @@ void task_group_core::wait_for_all(bool check_owner) {
       bool operator()(waiter* n) noexcept { return g->register_waiter(n); }
     } e{this};
     park(e);
-    shared_.fetch_and(~asleep_bit, std::memory_order_acq_rel);
+    if ((shared_.load(std::memory_order_acquire) & asleep_bit) != 0) {
+      // Woken by the last finisher: nobody else touches the word now. Back to the remote
+      // count that means done (the owner's counts did not move while it slept).
+      shared_.store(static_cast<std::uint64_t>(done_local_ - spawned_local_) << 1,
+                    std::memory_order_relaxed);
+    }
   }
   if (has_error_.load(std::memory_order_acquire)) {
     std::exception_ptr e;

@@ -85,10 +85,9 @@ class task_group_core {
   std::int64_t spawned_local_ = 0;
   std::int64_t done_local_ = 0;
   // The remote count (tasks counted in by others, minus tasks that finished elsewhere) in
-  // bits 1..63, and in bit 0 "the owner sleeps until the count reaches target_".
+  // bits 1..63. While the owner sleeps, bit 0 is set and bits 1..63 count the tasks left.
   alignas(64) std::atomic<std::uint64_t> shared_{0};
-  std::int64_t target_ = 0;  // written by the owner before it sets bit 0
-  waiter* sleeper_ = nullptr;
+  waiter* sleeper_ = nullptr;  // written by the owner before it sets bit 0
   spinlock error_lock_;
   std::exception_ptr error_;
   std::atomic<bool> has_error_{false};
