@@ -72,8 +72,8 @@ class chase_lev_deque {
     return b <= t;
   }
 
-  // Owner only. nullptr when empty.
-  T pop() noexcept {
+  // Owner only. nullptr when empty. Inline: it is half of every task's scheduling.
+  GRAIN_ALWAYS_INLINE T pop() noexcept {
     std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
     array* a = array_.load(std::memory_order_relaxed);
     bottom_.store(b, std::memory_order_relaxed);

@@ -42,8 +42,9 @@ bool try_run_inline(task_base* t, state_base* s) {
   // "spawn all, then join in order") finds its younger children above it at the bottom of
   // its queue. It runs them first, as it would after the first one anyway, and stops at the
   // first task that is not a sibling: it never runs unrelated work while it waits.
+  // The stack is as deep at every round of the loop: one look at the reserve is enough.
+  if (stack_too_deep_to_inline(w)) return false;
   for (;;) {
-    if (stack_too_deep_to_inline(w)) return false;
     auto& q = w->staged[prio];
     task_base* p = q.pop();
     if (!p) return false;  // t was stolen, or is not in this worker's queue
