@@ -188,6 +188,41 @@ TEST(TraceRuntime, FibTaskEntersMatchPhases) {
   EXPECT_TRUE(cumulative) << "no /threads{locality#0/total}/count/cumulative samples";
 }
 
+// The tasks of a task_group are tasks like any other in a trace: every one an Enter and a
+// Leave of its named region, with its GUID and its parent's, whether the owner ran it inline or
+// a thief did.
+long group_tree(int depth) {
+  if (depth == 0) return 1;
+  long r[4] = {};
+  grain::task_group g;
+  for (int i = 0; i < 4; ++i)
+    g.run(grain::annotate("group-node", [&r, i, depth] { r[i] = group_tree(depth - 1); }));
+  g.wait();
+  return 1 + r[0] + r[1] + r[2] + r[3];
+}
+
+TEST(TraceRuntime, TaskGroupTasksAreTracedWithTheirIds) {
+  temp_path dir("group");
+  std::uint64_t phases = 0;
+  {
+    grain::runtime rt({"--grain:threads=2", "--grain:trace=" + dir.str()}, false);
+    EXPECT_EQ(grain::async([] { return group_tree(6); }).get(), 5461);  // (4^7 - 1) / 3
+    rt.stop();
+    phases = total_phases(rt);
+  }
+  expect_otf2_print_accepts(anchor(dir));
+  auto t = read_otf2(anchor(dir));
+  auto f = check_trace(t);  // GUIDs, parent GUIDs known, Enter/Leave nesting
+  EXPECT_EQ(f.task_enters, phases);
+  // A task's phases share its GUID (one that waited for a thief's task is entered again).
+  std::set<std::uint64_t> group_tasks;
+  for (auto& [id, loc] : t.locations)
+    for (auto& e : loc.events)
+      if (e.type == otf2_event::kind::enter && t.regions.at(e.ref).name == "task:group-node")
+        if (auto* g = e.attribute("GUID"); g && g->as_uint()) group_tasks.insert(*g->as_uint());
+  EXPECT_EQ(group_tasks.size(), 5460u);  // every node but the root is a task of a group
+}
+
 TEST(TraceRuntime, DecisionsThroughTheKnobApi) {
   temp_path dir("knobs");
   {
