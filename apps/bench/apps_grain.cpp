@@ -2,12 +2,11 @@
 // grain::async per pair / per parallel piece / per tree node, future::get to join; the
 // computation runs as a task (the main thread only waits), as in bench-grain.
 // Workers: --grain:threads=P (or --threads=P, translated to --grain:threads=P).
-#include <string>
-#include <string_view>
 #include <vector>
 
 #include "common/apps_bench.hpp"
 #include "grain/grain.hpp"
+#include "grain_command_line.hpp"
 
 namespace {
 
@@ -73,26 +72,10 @@ struct grain_system {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv, argv + argc);
-  for (auto& a : args)
-    if (a.rfind("--threads=", 0) == 0) a = "--grain:threads=" + a.substr(10);
-  std::vector<char*> av;
-  av.reserve(args.size() + 1);
-  for (auto& a : args) av.push_back(a.data());
-  av.push_back(nullptr);
-  int ac = argc;
-  // The benchmark's own arguments first: a bad one exits before any worker thread exists.
-  std::vector<char*> own;
-  for (char* a : av)
-    if (!a || std::string_view(a).rfind("--grain:", 0) != 0) own.push_back(a);
-  const bench::apps::options o = bench::apps::parse(static_cast<int>(own.size()) - 1, own.data());
-  grain::runtime rt(ac, av.data());
-  {  // wake the workers before timing
-    std::vector<grain::future<int>> warm;
-    warm.reserve(64);
-    for (int i = 0; i < 64; ++i) warm.push_back(grain::async([] { return 0; }));
-    for (auto& w : warm) w.get();
-  }
+  bench::grain_command_line cl(argc, argv);
+  const bench::apps::options o = bench::apps::parse(cl.own_argc(), cl.own_argv());
+  grain::runtime rt(cl.argc(), cl.argv());
+  bench::wake_workers();
   grain_system sys;
   return bench::apps::run_and_report("grain", o, static_cast<int>(rt.num_workers()), sys);
 }
