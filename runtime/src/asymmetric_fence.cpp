@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -35,15 +36,42 @@ fence_mode set_fence_mode(fence_mode m) noexcept {
   return m;
 }
 
+namespace {
+std::atomic<int> g_requested{-1};  // a fence_mode, or -1: none
+}  // namespace
+
+void request_fence_mode(fence_mode m) noexcept {
+  g_requested.store(static_cast<int>(m), std::memory_order_relaxed);
+}
+
+void forget_fence_request() noexcept {
+  g_requested.store(-1, std::memory_order_relaxed);
+}
+
+fence_mode requested_fence_mode() noexcept {
+  if (const int r = g_requested.load(std::memory_order_relaxed); r >= 0)
+    return static_cast<fence_mode>(r);
+  const char* env = std::getenv("GRAIN_ASYMMETRIC_FENCES");
+  if (env && std::strcmp(env, "1") == 0) return fence_mode::asymmetric;
+  if (env && std::strcmp(env, "0") == 0) return fence_mode::symmetric;
+  return fence_mode::adaptive;
+}
+
 fence_mode configure_fences() noexcept {
   // Asymmetric alone makes every steal a system call and an interrupt to every running
   // worker, which fine-grained dataflow with many steals pays for dearly (the 1D stencil with
   // 2,000-point partitions on 2 workers took 2.9x as long); adaptive pays it once per quiet
   // stretch of a deque. docs/architecture.md, "Adaptive fences".
-  const char* env = std::getenv("GRAIN_ASYMMETRIC_FENCES");
-  if (env && std::strcmp(env, "1") == 0) return set_fence_mode(fence_mode::asymmetric);
-  if (env && std::strcmp(env, "0") == 0) return set_fence_mode(fence_mode::symmetric);
-  return set_fence_mode(fence_mode::adaptive);
+  return set_fence_mode(requested_fence_mode());
+}
+
+bool parse_fence_mode(const char* text, fence_mode& m) noexcept {
+  for (fence_mode c : {fence_mode::adaptive, fence_mode::symmetric, fence_mode::asymmetric})
+    if (std::strcmp(text, fence_mode_name(c)) == 0) {
+      m = c;
+      return true;
+    }
+  return false;
 }
 
 const char* fence_mode_name(fence_mode m) noexcept {

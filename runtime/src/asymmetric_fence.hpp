@@ -14,9 +14,10 @@
 //
 // The mode (chase_lev_deque.hpp says what each does) is chosen once, before any worker exists
 // (configure_fences, from the scheduler's constructor), and never changed while a deque is in
-// use: a pair must not mix the modes. GRAIN_ASYMMETRIC_FENCES=1 asks for asymmetric, =0 for
-// symmetric; the default is adaptive. Both need membarrier (kernel >= 4.14, no seccomp filter
-// against it): without it the mode is symmetric.
+// use: a pair must not mix the modes. --grain:fences=adaptive|symmetric|asymmetric chooses it
+// (GRAIN_FENCES; the older GRAIN_ASYMMETRIC_FENCES=1 / =0 means asymmetric / symmetric); the
+// default is adaptive. Both need membarrier (kernel >= 4.14, no seccomp filter against it):
+// without it the mode is symmetric.
 #include <atomic>
 
 #include "grain/detail/config.hpp"
@@ -31,9 +32,16 @@ extern fence_mode g_fence_mode;  // written before any thread reads it concurren
 // and fall back to symmetric when that fails. Returns the mode in force. Only while no deque
 // is in use.
 fence_mode set_fence_mode(fence_mode m) noexcept;
-// The scheduler's choice, from GRAIN_ASYMMETRIC_FENCES (see above).
+// The runtime's request (--grain:fences), for every scheduler started after it.
+void request_fence_mode(fence_mode m) noexcept;
+void forget_fence_request() noexcept;
+// The request, or without one GRAIN_ASYMMETRIC_FENCES, or adaptive.
+fence_mode requested_fence_mode() noexcept;
+// The scheduler's choice: set_fence_mode(requested_fence_mode()).
 fence_mode configure_fences() noexcept;
 const char* fence_mode_name(fence_mode m) noexcept;
+// "adaptive", "symmetric" or "asymmetric"; false for anything else.
+bool parse_fence_mode(const char* text, fence_mode& m) noexcept;
 
 // A full fence on the calling thread and, unless the mode is symmetric, on every running
 // thread of the process. Costs a system call (and an interrupt to each CPU running one of them).

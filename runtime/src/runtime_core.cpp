@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "adaptive_inlining.hpp"
+#include "asymmetric_fence.hpp"
 #include "critical_auto.hpp"
 #include "grain/clock.hpp"
 #include "scheduler.hpp"
@@ -317,6 +318,11 @@ std::vector<option_spec> core_option_specs() {
       {"stack-size",
        "user-thread stack size (default 1M, reserved; pages are committed as they are touched)",
        true, false, "BYTES[K|M]"},
+      {"fences",
+       "how a worker's pops of its own queue and the steals from it fence each other: adaptive "
+       "(default: no fence while nobody steals), symmetric (always) or asymmetric (never; each "
+       "steal pays a membarrier)",
+       true, false, "MODE"},
       {"log-level", "trace, debug, info, warn, error, critical or off (default warn)", true, false,
        "LEVEL"},
       {"oversubscribe",
@@ -392,6 +398,15 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
     }
   }
   if (opts_.has("stack-size")) cfg.stack_size = parse_size(opts_.get("stack-size"));
+  if (opts_.has("fences")) {
+    const std::string text = opts_.get("fences");
+    detail::fence_mode m{};
+    if (!detail::parse_fence_mode(text.c_str(), m))
+      throw option_error("--grain:fences=" + text + ": use adaptive, symmetric or asymmetric");
+    detail::request_fence_mode(m);
+  } else {
+    detail::forget_fence_request();  // an earlier runtime's choice is not this one's
+  }
 
   if (runtime_core* expected = nullptr; !g_current.compare_exchange_strong(expected, this))
     throw std::logic_error("grain: a runtime is already running in this process");

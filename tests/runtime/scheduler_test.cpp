@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../runtime/src/asymmetric_fence.hpp"
 #include "grain/async.hpp"
 #include "grain/lcos/latch.hpp"
 #include "grain/this_task.hpp"
@@ -162,6 +163,26 @@ TEST(SchedulerTest, ExceptionsEverywhere) {
     throw std::logic_error("then");
   });
   EXPECT_THROW(then_throw.get(), std::logic_error);
+}
+
+// --grain:fences chooses how pops and steals fence each other; a bad value is refused at start.
+TEST(SchedulerTest, FencesOptionChoosesTheModeAndRefusesOthers) {
+  using grain::detail::fence_mode;
+  EXPECT_THROW(start_runtime({"--grain:fences=sometimes"}), grain::option_error);
+  for (const char* name : {"symmetric", "adaptive", "asymmetric"}) {
+    auto rt = start_runtime({"--grain:threads=2", std::string("--grain:fences=") + name});
+    EXPECT_EQ(grain::async([] { return 7; }).get(), 7);
+    const fence_mode now = grain::detail::g_fence_mode;
+    // Without membarrier every mode falls back to symmetric.
+    EXPECT_TRUE(std::string(grain::detail::fence_mode_name(now)) == name ||
+                now == fence_mode::symmetric)
+        << name << " gave " << grain::detail::fence_mode_name(now);
+  }
+  { auto rt = start_runtime({"--grain:threads=2", "--grain:fences=symmetric"}); }
+  if (std::getenv("GRAIN_ASYMMETRIC_FENCES")) return;  // the older variable decides then
+  auto rt = start_runtime({"--grain:threads=2"});
+  EXPECT_EQ(grain::detail::requested_fence_mode(), fence_mode::adaptive)
+      << "a runtime without the option kept the last runtime's choice";
 }
 
 TEST(SchedulerTest, UnknownOptionListsValidOnes) {
