@@ -23,6 +23,7 @@ enum class formula : std::uint8_t {
   staged_misses,
   stolen_from,
   stolen_to,
+  heavy_steals,
   wait_staged,
   wait_pending,
   wait_staged_sum,
@@ -103,6 +104,10 @@ constexpr metric metrics[] = {
      "tasks other workers stole from this worker's queues"},
     {"count/stolen-to", "count", mono, formula::stolen_to, all_scopes,
      "tasks this worker stole from other workers"},
+    {"count/heavy-steals", "count", mono, formula::heavy_steals, all_scopes,
+     "steal attempts of this worker that paid a membarrier (--grain:fences: every attempt on a "
+     "non-empty queue when asymmetric, the first after a quiet stretch when adaptive, none when "
+     "symmetric)"},
     {"wait-time/staged", "ns", avg, formula::wait_staged, all_scopes,
      "average time a task waited between creation and its first run"},
     {"wait-time/pending", "ns", avg, formula::wait_pending, all_scopes,
@@ -162,6 +167,7 @@ raw_totals minus(const raw_totals& a, const raw_totals& b) noexcept {
   d.staged_misses = sat_sub(a.staged_misses, b.staged_misses);
   d.stolen_from = sat_sub(a.stolen_from, b.stolen_from);
   d.stolen_to = sat_sub(a.stolen_to, b.stolen_to);
+  d.heavy_steals = sat_sub(a.heavy_steals, b.heavy_steals);
   d.staged_wait_ns = sat_sub(a.staged_wait_ns, b.staged_wait_ns);
   d.staged_wait_count = sat_sub(a.staged_wait_count, b.staged_wait_count);
   d.pending_wait_ns = sat_sub(a.pending_wait_ns, b.pending_wait_ns);
@@ -184,6 +190,7 @@ void accumulate(raw_totals& a, const raw_totals& b) noexcept {
   a.staged_misses += b.staged_misses;
   a.stolen_from += b.stolen_from;
   a.stolen_to += b.stolen_to;
+  a.heavy_steals += b.heavy_steals;
   a.staged_wait_ns += b.staged_wait_ns;
   a.staged_wait_count += b.staged_wait_count;
   a.pending_wait_ns += b.pending_wait_ns;
@@ -380,6 +387,8 @@ class threads_provider final : public counter_provider {
         return count(d.stolen_from);
       case formula::stolen_to:
         return count(d.stolen_to);
+      case formula::heavy_steals:
+        return count(d.heavy_steals);
       case formula::wait_staged:
         return ratio(static_cast<double>(d.staged_wait_ns), d.staged_wait_count);
       case formula::wait_pending:
@@ -504,6 +513,7 @@ raw_totals read_worker(const worker_stats& s, std::uint64_t now) noexcept {
   r.staged_misses = s.staged_misses.get();
   r.stolen_from = s.stolen_from.get();
   r.stolen_to = s.stolen_to.get();
+  r.heavy_steals = s.heavy_steals.get();
   r.staged_wait_ns = s.staged_wait_ns.get();
   r.staged_wait_count = s.staged_wait_count.get();
   r.pending_wait_ns = s.pending_wait_ns.get();

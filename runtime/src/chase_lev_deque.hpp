@@ -108,8 +108,9 @@ class chase_lev_deque {
     return array_.load(std::memory_order_relaxed)->get(b - 1);
   }
 
-  // Any thread. nullptr when empty or when it lost a race.
-  T steal() noexcept {
+  // Any thread. nullptr when empty or when it lost a race. `membarriers`, when given, counts
+  // the heavy fences this attempt paid (the /threads/count/heavy-steals counter).
+  T steal(std::uint64_t* membarriers = nullptr) noexcept {
     std::int64_t t = top_.load(std::memory_order_acquire);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     std::int64_t b = bottom_.load(std::memory_order_acquire);
@@ -122,6 +123,7 @@ class chase_lev_deque {
         // owner's pop in flight has either published its decrement of bottom by now, or will
         // read a top at least t (and then take the last item only through the CAS).
         heavy_fence();
+        if (membarriers) ++*membarriers;
         return take_top(t, bottom_.load(std::memory_order_acquire));
       case fence_mode::adaptive:
         break;
@@ -132,6 +134,7 @@ class chase_lev_deque {
       std::atomic_thread_fence(std::memory_order_seq_cst);  // the owner fences fully meanwhile
     } else {
       heavy_fence();
+      if (membarriers) ++*membarriers;
       wants_full_.store(true, std::memory_order_relaxed);
     }
     T v = take_top(t, bottom_.load(std::memory_order_acquire));

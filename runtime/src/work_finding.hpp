@@ -69,7 +69,11 @@ inline bool steal(worker* w, int prio_lo, int prio_hi, task_base*& t, fiber*& f)
       worker* v = w->victims[(start + k) % n];
       if (v->pool_now.load(std::memory_order_acquire) != mine)
         continue;  // stealing stays in a pool
-      if ((f = v->pending[prio].steal()) || (t = v->staged[prio].steal())) {
+      std::uint64_t membarriers = 0;
+      const bool got =
+          (f = v->pending[prio].steal(&membarriers)) || (t = v->staged[prio].steal(&membarriers));
+      if (GRAIN_UNLIKELY(membarriers != 0)) w->stats->heavy_steals.add(membarriers);
+      if (got) {
         if (stolen_from_other_pool(w, t, f)) {
           t = nullptr;
           f = nullptr;

@@ -183,6 +183,7 @@ TEST(ThreadsCounters, InstancesAndNames) {
                         "count/staged-misses",
                         "count/stolen-from",
                         "count/stolen-to",
+                        "count/heavy-steals",
                         "wait-time/staged",
                         "wait-time/pending",
                         "wait-time/staged-sum",
@@ -266,6 +267,7 @@ TEST(ThreadsCounters, QueuesStealsWaitsGauges) {
   src.active = {1, 1};
   src.slots[1].stolen_from.add(7);
   src.slots[2].stolen_to.add(7);
+  src.slots[2].heavy_steals.add(4);
   src.slots[1].staged_wait_ns.add(3000);
   src.slots[1].staged_wait_count.add(3);
   src.slots[2].pending_misses.add(11);
@@ -278,6 +280,8 @@ TEST(ThreadsCounters, QueuesStealsWaitsGauges) {
   EXPECT_EQ(value_of(r, "/threads{locality#0/total}/count/active-workers"), 2);
   EXPECT_EQ(value_of(r, "/threads{locality#0/total}/count/stolen-from"), 7);
   EXPECT_EQ(value_of(r, "/threads{locality#0/pool#default/worker#2}/count/stolen-to"), 7);
+  EXPECT_EQ(value_of(r, "/threads{locality#0/total}/count/heavy-steals"), 4);
+  EXPECT_EQ(value_of(r, "/threads{locality#0/pool#critical/total}/count/heavy-steals"), 0);
   EXPECT_EQ(value_of(r, "/threads{locality#0/total}/wait-time/staged"), 1000);
   EXPECT_FALSE(available(r, "/threads{locality#0/total}/wait-time/pending"));
   EXPECT_EQ(value_of(r, "/threads/count/pending-misses"), 11);

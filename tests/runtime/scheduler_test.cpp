@@ -171,12 +171,35 @@ TEST(SchedulerTest, FencesOptionChoosesTheModeAndRefusesOthers) {
   EXPECT_THROW(start_runtime({"--grain:fences=sometimes"}), grain::option_error);
   for (const char* name : {"symmetric", "adaptive", "asymmetric"}) {
     auto rt = start_runtime({"--grain:threads=2", std::string("--grain:fences=") + name});
-    EXPECT_EQ(grain::async([] { return 7; }).get(), 7);
+    // A spawn storm that the second worker steals from.
+    const long sum = grain::async([] {
+                       long s = 0;
+                       for (int round = 0; round < 200; ++round) {
+                         std::vector<grain::future<long>> f;
+                         for (long i = 0; i < 100; ++i)
+                           f.push_back(grain::async([i] { return i; }));
+                         for (auto& x : f) s += x.get();
+                       }
+                       return s;
+                     }).get();
+    EXPECT_EQ(sum, 200 * 4950);
     const fence_mode now = grain::detail::g_fence_mode;
+    rt->stop();
+    std::uint64_t heavy = 0, stolen = 0;
+    for (unsigned w = 0; w < rt->num_workers(); ++w) {
+      heavy += rt->stats(w).heavy_steals.get();
+      stolen += rt->stats(w).stolen_to.get();
+    }
     // Without membarrier every mode falls back to symmetric.
     EXPECT_TRUE(std::string(grain::detail::fence_mode_name(now)) == name ||
                 now == fence_mode::symmetric)
         << name << " gave " << grain::detail::fence_mode_name(now);
+    // /threads/count/heavy-steals: none when symmetric; every steal when asymmetric.
+    if (now == fence_mode::symmetric) {
+      EXPECT_EQ(heavy, 0u);
+    } else if (now == fence_mode::asymmetric) {
+      EXPECT_GE(heavy, stolen);
+    }
   }
   { auto rt = start_runtime({"--grain:threads=2", "--grain:fences=symmetric"}); }
   if (std::getenv("GRAIN_ASYMMETRIC_FENCES")) return;  // the older variable decides then

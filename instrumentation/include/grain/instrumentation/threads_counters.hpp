@@ -44,8 +44,9 @@ std::shared_ptr<counter_provider> make_threads_provider(const stats_source& src,
 struct raw_totals {
   std::uint64_t tasks = 0, inline_tasks = 0, phases = 0, exec_ns = 0, func_ns = 0, idle_ns = 0,
                 background_ns = 0, pending_accesses = 0, pending_misses = 0, staged_accesses = 0,
-                staged_misses = 0, stolen_from = 0, stolen_to = 0, staged_wait_ns = 0,
-                staged_wait_count = 0, pending_wait_ns = 0, pending_wait_count = 0, suspensions = 0;
+                staged_misses = 0, stolen_from = 0, stolen_to = 0, heavy_steals = 0,
+                staged_wait_ns = 0, staged_wait_count = 0, pending_wait_ns = 0,
+                pending_wait_count = 0, suspensions = 0;
 };
 
 // Reads one worker's slots; the periods in progress at `now` are added: an idle period to

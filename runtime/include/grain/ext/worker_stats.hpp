@@ -40,6 +40,7 @@ struct alignas(64) worker_stats {
   stat_counter staged_misses;      // ... that found nothing
   stat_counter stolen_from;        // tasks other workers stole from this worker
   stat_counter stolen_to;          // tasks this worker stole from others
+  stat_counter heavy_steals;       // steal attempts of this worker that paid a membarrier
   stat_counter staged_wait_ns;     // Σ (first run - creation) over staged tasks started
   stat_counter staged_wait_count;  // how many staged waits were measured
   stat_counter pending_wait_ns;    // Σ (resume - made ready) over resumed user threads
