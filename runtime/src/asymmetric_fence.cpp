@@ -40,12 +40,8 @@ namespace {
 std::atomic<int> g_requested{-1};  // a fence_mode, or -1: none
 }  // namespace
 
-void request_fence_mode(fence_mode m) noexcept {
-  g_requested.store(static_cast<int>(m), std::memory_order_relaxed);
-}
-
-void forget_fence_request() noexcept {
-  g_requested.store(-1, std::memory_order_relaxed);
+void request_fence_mode(std::optional<fence_mode> m) noexcept {
+  g_requested.store(m ? static_cast<int>(*m) : -1, std::memory_order_relaxed);
 }
 
 fence_mode requested_fence_mode() noexcept {

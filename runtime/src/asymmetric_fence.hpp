@@ -19,6 +19,7 @@
 // default is adaptive. Both need membarrier (kernel >= 4.14, no seccomp filter against it):
 // without it the mode is symmetric.
 #include <atomic>
+#include <optional>
 
 #include "grain/detail/config.hpp"
 
@@ -32,9 +33,9 @@ extern fence_mode g_fence_mode;  // written before any thread reads it concurren
 // and fall back to symmetric when that fails. Returns the mode in force. Only while no deque
 // is in use.
 fence_mode set_fence_mode(fence_mode m) noexcept;
-// The runtime's request (--grain:fences), for every scheduler started after it.
-void request_fence_mode(fence_mode m) noexcept;
-void forget_fence_request() noexcept;
+// The runtime's request (--grain:fences), for every scheduler started after it; nullopt: none
+// (an earlier runtime's choice is not the next one's).
+void request_fence_mode(std::optional<fence_mode> m) noexcept;
 // The request, or without one GRAIN_ASYMMETRIC_FENCES, or adaptive.
 fence_mode requested_fence_mode() noexcept;
 // The scheduler's choice: set_fence_mode(requested_fence_mode()).

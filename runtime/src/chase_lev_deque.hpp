@@ -77,7 +77,7 @@ class chase_lev_deque {
     std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
     array* a = array_.load(std::memory_order_relaxed);
     bottom_.store(b, std::memory_order_relaxed);
-    if (light_ || g_fence_mode == fence_mode::asymmetric)
+    if (light_)
       std::atomic_signal_fence(std::memory_order_seq_cst);  // a heavy steal fences for both
     else
       std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -212,7 +212,9 @@ class chase_lev_deque {
   // The owner's fence choice (adaptive mode): bottom_'s line, which the owner writes anyway
   // and thieves read anyway.
   std::atomic<bool> full_{true};
-  bool light_ = false;  // owner only: this pop fences lightly
+  // Owner only: this pop fences lightly. Always in the asymmetric mode, which is chosen before
+  // any deque is made (asymmetric_fence.hpp); the adaptive mode switches it (choose_fence).
+  bool light_ = g_fence_mode == fence_mode::asymmetric;
   unsigned quiet_pops_ = 0;
   std::int64_t last_top_ = 0;
   std::uint64_t fence_switches_ = 0;

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "adaptive_inlining.hpp"
@@ -398,15 +399,13 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
     }
   }
   if (opts_.has("stack-size")) cfg.stack_size = parse_size(opts_.get("stack-size"));
+  std::optional<detail::fence_mode> fences;  // none: the environment's or adaptive
   if (opts_.has("fences")) {
     const std::string text = opts_.get("fences");
-    detail::fence_mode m{};
-    if (!detail::parse_fence_mode(text.c_str(), m))
+    if (!detail::parse_fence_mode(text.c_str(), fences.emplace()))
       throw option_error("--grain:fences=" + text + ": use adaptive, symmetric or asymmetric");
-    detail::request_fence_mode(m);
-  } else {
-    detail::forget_fence_request();  // an earlier runtime's choice is not this one's
   }
+  detail::request_fence_mode(fences);
 
   if (runtime_core* expected = nullptr; !g_current.compare_exchange_strong(expected, this))
     throw std::logic_error("grain: a runtime is already running in this process");

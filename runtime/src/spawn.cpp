@@ -35,30 +35,23 @@ void spawn_new(task_base* t) {
 
 bool try_run_inline(task_base* t, state_base* s) {
   worker* w = current_worker();
-  if (!w) return false;
-  const std::uint64_t parent = t->info.parent_guid;
-  const int prio = static_cast<int>(t->prio);
+  // The stack is as deep at every round of the loop: one look at the reserve is enough.
+  if (!w || stack_too_deep_to_inline(w)) return false;
   // A parent that spawned several children and waits for the first one (skynet, UTS, any
   // "spawn all, then join in order") finds its younger children above it at the bottom of
-  // its queue. It runs them first, as it would after the first one anyway, and stops at the
-  // first task that is not a sibling: it never runs unrelated work while it waits.
-  // The stack is as deep at every round of the loop: one look at the reserve is enough.
-  if (stack_too_deep_to_inline(w)) return false;
-  for (;;) {
-    auto& q = w->staged[prio];
-    task_base* p = q.pop();
-    if (!p) return false;  // t was stolen, or is not in this worker's queue
-    if (p == t) {
-      if (s) s->claim_for_sole_holder();
-      run_inline_on(w, t, true);
-      return true;
-    }
-    if (parent == 0 || p->info.parent_guid != parent) {
-      q.push(p);  // the owner may push back what it popped
-      return false;
-    }
-    w = run_inline_on(w, p, true);  // p may have suspended, and this chain resumed elsewhere
-  }
+  // its queue. It runs them first, as it would after the first one anyway, and stops once t
+  // has run (false: t was stolen, or is not in this worker's queue).
+  bool ran = false;
+  run_children_inline(
+      w, static_cast<int>(t->prio), t->info.parent_guid,
+      [&](task_base* p) {
+        if (p != t) return false;
+        if (s) s->claim_for_sole_holder();
+        ran = true;
+        return true;
+      },
+      [&] { return !ran; });
+  return ran;
 }
 
 void run_inline(task_base* t) {

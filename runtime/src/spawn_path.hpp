@@ -73,6 +73,28 @@ inline worker* run_inline_on(worker* w, task_base* t, bool from_queue) {
   return w;
 }
 
+// A task waiting for its children runs them from the bottom of its worker's queue at `prio`
+// while `more()`: each popped task `take(p)` accepts (after preparing it), or any other child of
+// `parent` (0: none). It stops at the first task that is neither, which goes back: a waiting
+// task never runs unrelated work on its stack. Used by future::get (try_run_inline) and
+// task_group::wait. Returns the worker it ends on (a child may suspend and this chain resume on
+// another one).
+template <class Take, class More>
+inline worker* run_children_inline(worker* w, int prio, std::uint64_t parent, Take take,
+                                   More more) {
+  while (more()) {
+    auto& q = w->staged[prio];
+    task_base* p = q.pop();
+    if (!p) break;
+    if (!take(p) && (parent == 0 || p->info.parent_guid != parent)) {
+      q.push(p);  // the owner may push back what it popped
+      break;
+    }
+    w = run_inline_on(w, p, true);
+  }
+  return w;
+}
+
 // Running a task on this stack nests its frames on ours: an inline join keeps this reserve,
 // and suspends instead when the stack is getting deep (a chain of 10,000 waits must not
 // overflow).

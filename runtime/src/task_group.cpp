@@ -12,16 +12,6 @@
 
 namespace grain::detail {
 
-namespace {
-
-constexpr std::uint64_t asleep_bit = 1, one_task = 2;
-
-std::int64_t count_in(std::uint64_t word) noexcept {
-  return static_cast<std::int64_t>(word) >> 1;  // arithmetic: the count may be negative
-}
-
-}  // namespace
-
 void group_task_base::run_entry(task_base* t) {
   auto* self = static_cast<group_task_base*>(t);
   task_group_core* g = self->group;
@@ -81,23 +71,19 @@ bool task_group_core::register_waiter(waiter* n) noexcept {
 }
 
 void task_group_core::help(worker* w) {
-  // The stack is as deep at every round of the loop: one look at the reserve is enough.
-  if (!w || stack_too_deep_to_inline(w)) return;
-  // A spawn-all-then-join owner finds its tasks at the bottom of its own queue, newest first.
-  // It runs them (and any other task it spawned itself, as future::get does) and stops at
-  // the first task that is not its own: it never runs unrelated work while it waits.
-  while (!done()) {
-    auto& own = w->staged[static_cast<int>(priority::normal)];
-    task_base* p = own.pop();
-    if (!p) return;
-    if (p->run_fn == &group_task_base::run_entry && static_cast<group_task_base*>(p)->group == this)
-      static_cast<group_task_base*>(p)->by_owner = true;
-    else if (p->info.parent_guid != owner_guid_) {
-      own.push(p);  // the owner may push back what it popped
-      return;
-    }
-    w = run_inline_on(w, p, true);  // p may have suspended, and the owner resumed elsewhere
-  }
+  // A spawn-all-then-join owner finds its tasks at the bottom of its own queue, newest first;
+  // it runs them, and any other task it spawned itself, as future::get does.
+  if (stack_too_deep_to_inline(w)) return;
+  run_children_inline(
+      w, static_cast<int>(priority::normal), owner_guid_,
+      [this](task_base* p) {
+        if (p->run_fn != &group_task_base::run_entry ||
+            static_cast<group_task_base*>(p)->group != this)
+          return false;
+        static_cast<group_task_base*>(p)->by_owner = true;  // counted done without an atomic
+        return true;
+      },
+      [this] { return !done(); });
 }
 
 void task_group_core::wait_for_all(bool check_owner) {

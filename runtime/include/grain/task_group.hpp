@@ -64,8 +64,7 @@ class task_group_core {
   // Owner only: every task run so far has finished. Acquire: what they wrote is visible once
   // they are seen counted out.
   bool done() const noexcept {
-    const auto remote = static_cast<std::int64_t>(shared_.load(std::memory_order_acquire)) >> 1;
-    return spawned_local_ - done_local_ + remote == 0;
+    return spawned_local_ - done_local_ + count_in(shared_.load(std::memory_order_acquire)) == 0;
   }
   // Owner only: nothing left to wait for or to rethrow (the destructor's fast path).
   bool settled() const noexcept { return done() && !has_error_.load(std::memory_order_relaxed); }
@@ -75,8 +74,13 @@ class task_group_core {
   void wait_for_all(bool check_owner);
   void finish_remote() noexcept;
   bool register_waiter(waiter* n) noexcept;
-  void help(
-      worker* w);  // runs the group's (and the owner's other) tasks at the bottom of this queue
+  // Runs the group's (and the owner's other) tasks at the bottom of the owner's queue.
+  void help(worker* w);
+
+  static constexpr std::uint64_t asleep_bit = 1, one_task = 2;
+  static constexpr std::int64_t count_in(std::uint64_t word) noexcept {
+    return static_cast<std::int64_t>(word) >> 1;  // arithmetic: the count may be negative
+  }
 
   // Tasks the owner spawned and tasks it ran inline are counted in plain fields, which only
   // the owner's user thread touches; every other spawn and every other finish moves the
