@@ -214,8 +214,9 @@ TEST(TracePerfetto, PacketsAreWrittenWhileTheProgramRuns) {
     grain::runtime rt(
         {"--grain:threads=2", "--grain:trace=" + dir.str(), "--grain:trace-format=perfetto"},
         false);
-    // fib(22): about 60,000 records, several full 8192-record chunks.
-    EXPECT_EQ(grain::async([] { return fib(22); }).get(), 17711);
+    // fib(25): about 240,000 words of records (a child's Enter and its Leave are a word each),
+    // several full 32,766-word chunks per worker.
+    EXPECT_EQ(grain::async([] { return fib(25); }).get(), 75025);
     std::error_code ec;
     for (int i = 0; i < 500 && during < 200000; ++i) {
       during = fs::file_size(writing, ec);

@@ -18,8 +18,9 @@ TEST(TracePerfetto, EventsAreWrittenWhileTheProgramRuns) {
   {
     grain::runtime rt(
         {"--grain:threads=2", "--grain:trace=" + dir.str(), "--grain:trace-format=chrome"}, false);
-    // fib(22): 28,657 tasks, about 60,000 records: several full 8192-record chunks.
-    EXPECT_EQ(grain::async([] { return fib(22); }).get(), 17711);
+    // fib(25): 121,393 tasks, about 240,000 words of records: several full 32,766-word chunks
+    // per worker.
+    EXPECT_EQ(grain::async([] { return fib(25); }).get(), 75025);
     std::error_code ec;
     for (int i = 0; i < 500 && during < 200000; ++i) {
       during = fs::file_size(writing, ec);
@@ -39,7 +40,7 @@ TEST(TracePerfetto, EventsAreWrittenWhileTheProgramRuns) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("slices "), std::string::npos) << r.output;
   const auto n = std::stol(r.output.substr(r.output.find("slices ") + 7));
-  EXPECT_GE(n, 28657) << r.output;
+  EXPECT_GE(n, 121393) << r.output;
 }
 
 }  // namespace

@@ -56,7 +56,8 @@ class chunk_converter {
   }
 
   void convert_words(unsigned w, const std::uint64_t* p, const std::uint64_t* e) {
-    decode_batches(p, e, [&](const rec* b, const rec* f) { convert_(w, b, f); });
+    s_->workers[w].decoder.decode_batches(p, e,
+                                          [&](const rec* b, const rec* f) { convert_(w, b, f); });
   }
 
   bool drain(bool all) {

@@ -275,7 +275,7 @@ class otf2_backend final : public backend {
   }
 
   void convert_words(unsigned w, const std::uint64_t* p, const std::uint64_t* e) {
-    decode_batches(p, e, [&](const rec* b, const rec* f) {
+    session_->workers[w].decoder.decode_batches(p, e, [&](const rec* b, const rec* f) {
       if (!failed()) convert(w, b, f);
     });
   }

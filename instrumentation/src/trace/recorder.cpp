@@ -75,11 +75,11 @@ void reenter_chain(session_core& s, worker_buf& b, const task_info& t, std::uint
   *p = t.guid;
   b.out.cur = p + 1;
   for (const frame& f : chain) {
-    b.stack.push_back(f);
     p = head(s, b, code_note, 0, ts);
     *p = t.guid;
     b.out.cur = p + 1;
     emit_enter(s, b, f.region, f.guid, f.parent, ts);
+    b.stack.push_back(f);
     ++b.enters;
     ++b.reentries;
   }

@@ -38,10 +38,9 @@ inline std::uint32_t region_of(session_core& s, worker_buf& b, const char* name)
 // More than the head word's delta can say since the last record: a time record.
 [[gnu::noinline]] void time_record(worker_buf& b, std::uint64_t ts);
 
-// Starts a record at `ts` (clamped to the worker's last, so that time never goes back on a
-// location): writes its head word and returns where its other words go.
-inline std::uint64_t* head(session_core& s, worker_buf& b, std::uint64_t code, std::uint32_t region,
-                           std::uint64_t ts) {
+// Makes room for a record at `ts` (clamped to the worker's last, so that time never goes back on
+// a location) and returns its delta from the worker's previous record, which it becomes.
+inline std::uint64_t next_dt(session_core& s, worker_buf& b, std::uint64_t ts) {
   if (b.out.end - b.out.cur < record_room_words) [[unlikely]]
     next_chunk(s, b);
   std::uint64_t dt = ts > b.last_ts ? ts - b.last_ts : 0;
@@ -50,18 +49,41 @@ inline std::uint64_t* head(session_core& s, worker_buf& b, std::uint64_t code, s
     dt = 0;
   }
   b.last_ts += dt;
+  return dt;
+}
+
+// Starts a record at `ts`: writes its head word and returns where its other words go.
+inline std::uint64_t* head(session_core& s, worker_buf& b, std::uint64_t code, std::uint32_t region,
+                           std::uint64_t ts) {
+  const std::uint64_t dt = next_dt(s, b, ts);
   std::uint64_t* p = b.out.cur;
   *p = encode_head(code, region, dt);
   return p + 1;
 }
 
+// Whether a task with this parent is a child of the innermost open region (then its Enter can
+// be one word). Before the task's own frame is pushed.
+inline bool parent_is_innermost(const worker_buf& b, std::uint64_t parent) noexcept {
+  return !b.stack.empty() && b.stack.back().guid == parent;
+}
+
+// A task's Enter, before its frame is pushed: one word (code_enter_child) for a child of the
+// innermost open region with a GUID near its parent's, three otherwise.
 inline void emit_enter(session_core& s, worker_buf& b, std::uint32_t region, std::uint64_t guid,
                        std::uint64_t parent, std::uint64_t ts) {
   ++b.events;
-  std::uint64_t* p = head(s, b, code_enter, region, ts);
-  p[0] = guid;
-  p[1] = parent;
-  b.out.cur = p + 2;
+  const bool child = parent_is_innermost(b, parent);
+  const std::uint64_t dt = next_dt(s, b, ts);
+  std::uint64_t* p = b.out.cur;
+  if (child && fits_child(region, dt, guid - parent)) {
+    p[0] = encode_child(region, dt, guid - parent);
+    b.out.cur = p + 1;
+    return;
+  }
+  p[0] = encode_head(code_enter, region, dt);
+  p[1] = guid;
+  p[2] = parent;
+  b.out.cur = p + 3;
 }
 
 inline void emit_leave(session_core& s, worker_buf& b, std::uint32_t region, std::uint64_t ts) {
@@ -78,8 +100,8 @@ inline void phase_begin(session_core& s, unsigned w, const task_info& t, std::ui
   const std::uint32_t r = region_of(s, b, t.name);
   if (s.chains.maybe(t.guid)) [[unlikely]]
     reenter_chain(s, b, t, ts);
-  b.stack.push_back({t.guid, t.parent_guid, r});
   emit_enter(s, b, r, t.guid, t.parent_guid, ts);
+  b.stack.push_back({t.guid, t.parent_guid, r});
   ++b.enters;
 }
 
@@ -96,12 +118,18 @@ inline bool try_phase_begin(session_core& s, worker_buf& b, const task_info& t,
   if (dt > max_encoded_dt) return false;
   b.last_ts += dt;
   const std::uint32_t r = b.last_region;
-  b.stack.push_unchecked({t.guid, t.parent_guid, r});
   std::uint64_t* p = b.out.cur;
-  p[0] = encode_head(code_enter, r, dt);
-  p[1] = t.guid;
-  p[2] = t.parent_guid;
-  b.out.cur = p + 3;
+  const std::uint64_t delta = t.guid - t.parent_guid;
+  if (parent_is_innermost(b, t.parent_guid) && fits_child(r, dt, delta)) {
+    p[0] = encode_child(r, dt, delta);
+    b.out.cur = p + 1;
+  } else {
+    p[0] = encode_head(code_enter, r, dt);
+    p[1] = t.guid;
+    p[2] = t.parent_guid;
+    b.out.cur = p + 3;
+  }
+  b.stack.push_unchecked({t.guid, t.parent_guid, r});
   ++b.events;
   ++b.enters;
   return true;

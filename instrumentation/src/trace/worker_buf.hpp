@@ -22,6 +22,7 @@ class frame_stack {
   frame* data() noexcept { return a_.get(); }
   frame& operator[](std::size_t i) noexcept { return a_[i]; }
   frame& back() noexcept { return a_[n_ - 1]; }
+  const frame& back() const noexcept { return a_[n_ - 1]; }
   void push_back(const frame& f) {
     if (n_ == cap_) [[unlikely]]
       reserve(cap_ ? 2 * cap_ : 64);
@@ -67,6 +68,8 @@ struct alignas(64) worker_buf {
   // Between idle_begin and idle_end: the converter may take this worker's core
   // (convert_pacing.hpp). On a line of its own: the converter polls it.
   alignas(64) std::atomic<bool> idle{false};
+  // The consumer's (converter, then stop): turns this worker's chunks back into events, in order.
+  alignas(64) record_decoder decoder;
 };
 
 }  // namespace grain::instrumentation::trace_detail
