@@ -60,7 +60,7 @@ TEST(TraceConvertPacing, HeldChunksAreConvertedInOrderAtStop) {
   b.out.next_chunk();  // publishes the fourth
   EXPECT_EQ(b.out.unconverted.load(), 4u);
   std::vector<std::uint64_t> seen;
-  const auto convert = [&](unsigned, chunk* c) { seen.push_back(c->words[0]); };
+  const auto convert = [&](unsigned, chunk* c) { seen.push_back(c->units[0]); };
   EXPECT_FALSE(drain_published(s, false, convert));  // busy, small backlog: held
   EXPECT_TRUE(seen.empty());
   EXPECT_TRUE(drain_published(s, true, convert));

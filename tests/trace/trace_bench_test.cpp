@@ -79,13 +79,19 @@ TEST(TraceBench, DISABLED_HookCost) {
   EXPECT_EQ(st.task_enters, n);
 }
 
-// The process's CPU time (all threads, user and system) in seconds.
-double process_cpu_s() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-}
+// The process's CPU time (all threads) in seconds: user and system.
+struct cpu_time {
+  double user = 0, sys = 0;
+  static cpu_time now() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    auto s = [](const timeval& t) {
+      return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+    };
+    return {s(ru.ru_utime), s(ru.ru_stime)};
+  }
+  cpu_time operator-(const cpu_time& o) const { return {user - o.user, sys - o.sys}; }
+};
 
 // fib(28) with 2 workers, tracing off and on (interleaved runs, medians), the cost per task and
 // the bytes per task event on disk. The cost is given twice: wall time per task (the issue's
@@ -96,7 +102,7 @@ TEST(TraceBench, DISABLED_Fib) {
   const int n = std::getenv("GRAIN_BENCH_N") ? std::atoi(std::getenv("GRAIN_BENCH_N")) : 28;
   const int runs = std::getenv("GRAIN_BENCH_RUNS") ? std::atoi(std::getenv("GRAIN_BENCH_RUNS")) : 7;
   temp_path dir("fib-bench");
-  std::vector<double> off, on, cpu_off, cpu_on;
+  std::vector<double> off, on, cpu_off, cpu_on, sys_off, sys_on;
   std::uint64_t tasks = 0, bytes = 0, events = 0, buffer_bytes = 0, buffer_events = 0;
   double stop_s = 0;
   for (int r = 0; r < 2 * runs; ++r) {
@@ -107,11 +113,13 @@ TEST(TraceBench, DISABLED_Fib) {
     grain::async([] { return fib(10); }).get();  // warm up
     std::uint64_t t0 = 0;
     for (unsigned w = 0; w < rt.num_workers(); ++w) t0 += rt.core().stats(w).phases.get();
-    const double cpu0 = process_cpu_s();
+    const cpu_time cpu0 = cpu_time::now();
     const auto a = std::chrono::steady_clock::now();
     EXPECT_GT(grain::async([n] { return fib(n); }).get(), 0);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
-    (trace ? cpu_on : cpu_off).push_back(process_cpu_s() - cpu0);
+    const cpu_time cpu = cpu_time::now() - cpu0;
+    (trace ? cpu_on : cpu_off).push_back(cpu.user + cpu.sys);
+    (trace ? sys_on : sys_off).push_back(cpu.sys);
     std::uint64_t t1 = 0;
     for (unsigned w = 0; w < rt.num_workers(); ++w) t1 += rt.core().stats(w).phases.get();
     tasks = t1 - t0;
@@ -140,14 +148,16 @@ TEST(TraceBench, DISABLED_Fib) {
   const double m_off = median(off), m_on = median(on);
   std::printf(
       "fib(%d), 2 workers, %llu task phases: trace off %.1f ms, on %.1f ms (medians of %d): "
-      "%.1f ns per task; CPU off %.1f ms, on %.1f ms: %.1f ns of CPU per task; stop (converting "
+      "%.1f ns per task; CPU off %.1f ms, on %.1f ms (system %.1f, %.1f): %.1f ns of CPU per "
+      "task; stop (converting "
       "the rest, definitions) %.1f ms; %.2f bytes per "
       "event in the workers' buffers (%llu bytes, %llu events); %.2f bytes per event on disk "
       "(%llu bytes, %llu events on the worker locations)\n",
       n, static_cast<unsigned long long>(tasks), m_off * 1e3, m_on * 1e3, runs,
       (m_on - m_off) * 1e9 / static_cast<double>(tasks), median(cpu_off) * 1e3,
-      median(cpu_on) * 1e3, (median(cpu_on) - median(cpu_off)) * 1e9 / static_cast<double>(tasks),
-      stop_s * 1e3, static_cast<double>(buffer_bytes) / static_cast<double>(buffer_events),
+      median(cpu_on) * 1e3, median(sys_off) * 1e3, median(sys_on) * 1e3,
+      (median(cpu_on) - median(cpu_off)) * 1e9 / static_cast<double>(tasks), stop_s * 1e3,
+      static_cast<double>(buffer_bytes) / static_cast<double>(buffer_events),
       static_cast<unsigned long long>(buffer_bytes), static_cast<unsigned long long>(buffer_events),
       static_cast<double>(bytes) / static_cast<double>(events),
       static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(events));

@@ -11,8 +11,8 @@ chunk_buffer::~chunk_buffer() = default;
 bool chunk_buffer::next_chunk() {
   const bool publish = current != nullptr;
   if (publish) {
-    current->count = static_cast<std::uint32_t>(cur - current->words);
-    words_published += current->count;
+    current->count = static_cast<std::uint32_t>(cur - current->units);
+    units_published += current->count;
     chunk* c = current;
     c->next = published.load(std::memory_order_relaxed);
     while (!published.compare_exchange_weak(c->next, c, std::memory_order_release,
@@ -34,8 +34,8 @@ bool chunk_buffer::next_chunk() {
   n->next = nullptr;
   n->count = 0;
   current = n;
-  cur = n->words;
-  end = n->words + chunk_words;
+  cur = n->units;
+  end = n->units + chunk_units;
   return publish;
 }
 

@@ -13,22 +13,22 @@
 namespace grain::instrumentation::trace_detail {
 
 // 256 KiB with its header, eight to a 2 MiB slab (chunk_memory.hpp).
-inline constexpr std::size_t chunk_words = 32766;
+inline constexpr std::size_t chunk_units = 65533;
 
 struct chunk {
   chunk* next = nullptr;
-  std::uint32_t count = 0;  // words written
-  std::uint64_t words[chunk_words];
+  std::uint32_t count = 0;  // units written
+  unit units[chunk_units];
 };
 static_assert(sizeof(chunk) * 8 == chunk_slabs::slab_bytes);
 
 struct chunk_buffer {
   // The chunk being written ([cur, end) free), its owner, spare chunks.
-  std::uint64_t* cur = nullptr;
-  std::uint64_t* end = nullptr;
+  unit* cur = nullptr;
+  unit* end = nullptr;
   chunk* current = nullptr;
   chunk* spare = nullptr;             // the worker's own free list (taken from `returned`)
-  std::uint64_t words_published = 0;  // in the chunks published so far
+  std::uint64_t units_published = 0;  // in the chunks published so far
   alignas(64) std::atomic<chunk*> published{nullptr};  // full chunks, newest first
   std::atomic<std::uint32_t> unconverted{0};           // published, not given back yet
   alignas(64) std::atomic<chunk*> returned{nullptr};   // chunks given back by the consumer
@@ -44,9 +44,9 @@ struct chunk_buffer {
   // chunk (true) if there is one and starts the next, from the spares the consumer gave back or
   // (at start, or while the converter waits) from a new slab.
   [[gnu::noinline]] bool next_chunk();
-  // Words written so far (the worker, or the back end once it took the buffer over).
-  std::uint64_t words_written() const noexcept {
-    return words_published + (current ? static_cast<std::uint64_t>(cur - current->words) : 0);
+  // Units written so far (the worker, or the back end once it took the buffer over).
+  std::uint64_t units_written() const noexcept {
+    return units_published + (current ? static_cast<std::uint64_t>(cur - current->units) : 0);
   }
   // Consumer side: all published chunks, oldest first.
   chunk* take_published() noexcept;

@@ -42,8 +42,8 @@ class chunk_converter {
     for (unsigned w = 0; w < s_->workers.size(); ++w) {
       auto& b = s_->workers[w];
       if (b.out.current) {
-        convert_words(w, b.out.current->words, b.out.cur);
-        b.out.cur = b.out.current->words;
+        convert_units(w, b.out.current->units, b.out.cur);
+        b.out.cur = b.out.current->units;
       }
     }
     after_();
@@ -55,14 +55,14 @@ class chunk_converter {
     if (thread_.joinable()) thread_.join();
   }
 
-  void convert_words(unsigned w, const std::uint64_t* p, const std::uint64_t* e) {
+  void convert_units(unsigned w, const unit* p, const unit* e) {
     s_->workers[w].decoder.decode_batches(p, e,
                                           [&](const rec* b, const rec* f) { convert_(w, b, f); });
   }
 
   bool drain(bool all) {
     const bool did = drain_published(
-        *s_, all, [&](unsigned w, chunk* c) { convert_words(w, c->words, c->words + c->count); });
+        *s_, all, [&](unsigned w, chunk* c) { convert_units(w, c->units, c->units + c->count); });
     if (did) after_();
     return did;
   }

@@ -270,11 +270,11 @@ class otf2_backend final : public backend {
 
   bool drain(bool all) {
     return drain_published(*session_, all, [&](unsigned w, chunk* c) {
-      if (!failed()) convert_words(w, c->words, c->words + c->count);
+      if (!failed()) convert_units(w, c->units, c->units + c->count);
     });
   }
 
-  void convert_words(unsigned w, const std::uint64_t* p, const std::uint64_t* e) {
+  void convert_units(unsigned w, const unit* p, const unit* e) {
     session_->workers[w].decoder.decode_batches(p, e, [&](const rec* b, const rec* f) {
       if (!failed()) convert(w, b, f);
     });
@@ -466,8 +466,8 @@ class otf2_backend final : public backend {
     for (unsigned w = 0; w < nw_; ++w) {
       auto& b = s.workers[w];
       if (b.out.current) {
-        if (!failed()) convert_words(w, b.out.current->words, b.out.cur);
-        b.out.cur = b.out.current->words;
+        if (!failed()) convert_units(w, b.out.current->units, b.out.cur);
+        b.out.cur = b.out.current->units;
       }
       // Close what is still open (idle workers at stop; everything on a signal).
       for (std::size_t j = b.stack.size(); j-- > 0 && !failed();) {

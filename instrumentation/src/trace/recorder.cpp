@@ -55,29 +55,29 @@ std::uint32_t region_of_other_name(session_core& s, worker_buf& b, const char* n
 
 void next_chunk(session_core& s, worker_buf& b) {
   if (b.out.next_chunk()) s.be->chunk_published();
-  // The chunk's base for the deltas, so that each chunk decodes on its own.
-  b.out.cur[0] = encode_head(code_time, 0, 0);
-  b.out.cur[1] = b.last_ts;
-  b.out.cur += 2;
+  // The chunk's base for the deltas, so that its times decode on their own.
+  store64(b.out.cur, encode_head(code_time, 0, 0));
+  store64(b.out.cur + 2, b.last_ts);
+  b.out.cur += 4;
 }
 
 void time_record(worker_buf& b, std::uint64_t ts) {
-  b.out.cur[0] = encode_head(code_time, 0, 0);
-  b.out.cur[1] = ts;
-  b.out.cur += 2;
+  store64(b.out.cur, encode_head(code_time, 0, 0));
+  store64(b.out.cur + 2, ts);
+  b.out.cur += 4;
   b.last_ts = ts;
 }
 
 void reenter_chain(session_core& s, worker_buf& b, const task_info& t, std::uint64_t ts) {
   std::vector<frame> chain;
   if (!s.chains.take(t.guid, chain)) return;
-  std::uint64_t* p = head(s, b, code_resume, 0, ts);
-  *p = t.guid;
-  b.out.cur = p + 1;
+  unit* p = head(s, b, code_resume, 0, ts);
+  store64(p, t.guid);
+  b.out.cur = p + 2;
   for (const frame& f : chain) {
     p = head(s, b, code_note, 0, ts);
-    *p = t.guid;
-    b.out.cur = p + 1;
+    store64(p, t.guid);
+    b.out.cur = p + 2;
     emit_enter(s, b, f.region, f.guid, f.parent, ts);
     b.stack.push_back(f);
     ++b.enters;
@@ -95,13 +95,13 @@ void phase_end_unusual(session_core& s, worker_buf& b, const task_info& t, bool 
   if (terminated) {
     // Frames above it (not expected) are closed with it.
     while (st.size() > i) {
-      emit_leave(s, b, st.back().region, ts);
+      emit_short(s, b, code_leave, ts);
       st.pop_back();
     }
     return;
   }
   // Suspended: the whole user thread leaves this worker, with its inline parents.
-  for (std::size_t j = st.size(); j-- > 0;) emit_leave(s, b, st[j].region, ts);
+  for (std::size_t j = st.size(); j-- > 0;) emit_short(s, b, code_leave, ts);
   std::size_t first = 0;
   while (first < i && st[first].guid == 0) ++first;  // never idle frames
   // Saved even without inline parents: the resumption is then known to be one (rec_resume).

@@ -39,12 +39,14 @@ inline std::uint32_t region_of(session_core& s, worker_buf& b, const char* name)
 [[gnu::noinline]] void time_record(worker_buf& b, std::uint64_t ts);
 
 // Makes room for a record at `ts` (clamped to the worker's last, so that time never goes back on
-// a location) and returns its delta from the worker's previous record, which it becomes.
-inline std::uint64_t next_dt(session_core& s, worker_buf& b, std::uint64_t ts) {
-  if (b.out.end - b.out.cur < record_room_words) [[unlikely]]
+// a location) and returns its delta from the worker's previous record, which it becomes; a delta
+// over `max_dt` (what the record can hold) is written as a time record first.
+inline std::uint64_t next_dt(session_core& s, worker_buf& b, std::uint64_t ts,
+                             std::uint64_t max_dt) {
+  if (b.out.end - b.out.cur < record_room_units) [[unlikely]]
     next_chunk(s, b);
   std::uint64_t dt = ts > b.last_ts ? ts - b.last_ts : 0;
-  if (dt > max_encoded_dt) [[unlikely]] {
+  if (dt > max_dt) [[unlikely]] {
     time_record(b, ts);
     dt = 0;
   }
@@ -52,43 +54,54 @@ inline std::uint64_t next_dt(session_core& s, worker_buf& b, std::uint64_t ts) {
   return dt;
 }
 
-// Starts a record at `ts`: writes its head word and returns where its other words go.
-inline std::uint64_t* head(session_core& s, worker_buf& b, std::uint64_t code, std::uint32_t region,
-                           std::uint64_t ts) {
-  const std::uint64_t dt = next_dt(s, b, ts);
-  std::uint64_t* p = b.out.cur;
-  *p = encode_head(code, region, dt);
-  return p + 1;
+// Starts a record with a 64-bit head at `ts`: writes the head and returns where its values go.
+inline unit* head(session_core& s, worker_buf& b, std::uint64_t code, std::uint32_t region,
+                  std::uint64_t ts) {
+  const std::uint64_t dt = next_dt(s, b, ts, max_encoded_dt);
+  unit* p = b.out.cur;
+  store64(p, encode_head(code, region, dt));
+  return p + 2;
 }
 
 // Whether a task with this parent is a child of the innermost open region (then its Enter can
-// be one word). Before the task's own frame is pushed.
+// be short). Before the task's own frame is pushed.
 inline bool parent_is_innermost(const worker_buf& b, std::uint64_t parent) noexcept {
   return !b.stack.empty() && b.stack.back().guid == parent;
 }
 
-// A task's Enter, before its frame is pushed: one word (code_enter_child) for a child of the
-// innermost open region with a GUID near its parent's, three otherwise.
+// Writes a task's Enter at p (room checked, delta time known), before its frame is pushed, in
+// the shortest record that holds it; returns the end of the record.
+inline unit* write_enter(const worker_buf& b, unit* p, std::uint32_t region, std::uint64_t guid,
+                         std::uint64_t parent, std::uint64_t dt) noexcept {
+  const std::uint64_t delta = guid - parent;
+  if (parent_is_innermost(b, parent)) {
+    if (b.stack.back().region == region && fits_same(dt, delta)) {
+      *p = encode_same(dt, delta);
+      return p + 1;
+    }
+    if (fits_child(region, dt, delta)) {
+      store64(p, encode_child(region, dt, delta));
+      return p + 2;
+    }
+  }
+  store64(p, encode_head(code_enter, region, dt));
+  store64(p + 2, guid);
+  store64(p + 4, parent);
+  return p + 6;
+}
+
 inline void emit_enter(session_core& s, worker_buf& b, std::uint32_t region, std::uint64_t guid,
                        std::uint64_t parent, std::uint64_t ts) {
   ++b.events;
-  const bool child = parent_is_innermost(b, parent);
-  const std::uint64_t dt = next_dt(s, b, ts);
-  std::uint64_t* p = b.out.cur;
-  if (child && fits_child(region, dt, guid - parent)) {
-    p[0] = encode_child(region, dt, guid - parent);
-    b.out.cur = p + 1;
-    return;
-  }
-  p[0] = encode_head(code_enter, region, dt);
-  p[1] = guid;
-  p[2] = parent;
-  b.out.cur = p + 3;
+  const std::uint64_t dt = next_dt(s, b, ts, max_encoded_dt);
+  b.out.cur = write_enter(b, b.out.cur, region, guid, parent, dt);
 }
 
-inline void emit_leave(session_core& s, worker_buf& b, std::uint32_t region, std::uint64_t ts) {
+// A Leave (of the innermost open region) or an idle Enter: one unit.
+inline void emit_short(session_core& s, worker_buf& b, unit code, std::uint64_t ts) {
   ++b.events;
-  b.out.cur = head(s, b, code_leave, region, ts);
+  const std::uint64_t dt = next_dt(s, b, ts, max_short_dt);
+  *b.out.cur++ = encode_short(code, dt);
 }
 
 // The task resumes (rec_resume), with the inline parents that were open under it when it
@@ -112,23 +125,13 @@ inline void phase_begin(session_core& s, unsigned w, const task_info& t, std::ui
 inline bool try_phase_begin(session_core& s, worker_buf& b, const task_info& t,
                             std::uint64_t ts) noexcept {
   if (t.name != b.last_name || s.chains.maybe(t.guid) || b.stack.full() ||
-      b.out.end - b.out.cur < record_room_words)
+      b.out.end - b.out.cur < record_room_units)
     return false;
   const std::uint64_t dt = ts > b.last_ts ? ts - b.last_ts : 0;
   if (dt > max_encoded_dt) return false;
   b.last_ts += dt;
   const std::uint32_t r = b.last_region;
-  std::uint64_t* p = b.out.cur;
-  const std::uint64_t delta = t.guid - t.parent_guid;
-  if (parent_is_innermost(b, t.parent_guid) && fits_child(r, dt, delta)) {
-    p[0] = encode_child(r, dt, delta);
-    b.out.cur = p + 1;
-  } else {
-    p[0] = encode_head(code_enter, r, dt);
-    p[1] = t.guid;
-    p[2] = t.parent_guid;
-    b.out.cur = p + 3;
-  }
+  b.out.cur = write_enter(b, b.out.cur, r, t.guid, t.parent_guid, dt);
   b.stack.push_unchecked({t.guid, t.parent_guid, r});
   ++b.events;
   ++b.enters;
@@ -139,12 +142,12 @@ inline bool try_phase_begin(session_core& s, worker_buf& b, const task_info& t,
 inline bool try_phase_end(worker_buf& b, const task_info& t, bool terminated,
                           std::uint64_t ts) noexcept {
   if (!terminated || b.stack.empty() || b.stack.back().guid != t.guid ||
-      b.out.end - b.out.cur < record_room_words)
+      b.out.end - b.out.cur < record_room_units)
     return false;
   const std::uint64_t dt = ts > b.last_ts ? ts - b.last_ts : 0;
-  if (dt > max_encoded_dt) return false;
+  if (dt > max_short_dt) return false;
   b.last_ts += dt;
-  *b.out.cur++ = encode_head(code_leave, b.stack.back().region, dt);
+  *b.out.cur++ = encode_short(code_leave, dt);
   b.stack.pop_back();
   ++b.events;
   return true;
@@ -161,7 +164,7 @@ inline void phase_end(session_core& s, unsigned w, const task_info& t, bool term
   auto& st = b.stack;
   if (st.empty()) return;  // began before recording started
   if (terminated && st.back().guid == t.guid) [[likely]] {
-    emit_leave(s, b, st.back().region, ts);
+    emit_short(s, b, code_leave, ts);
     st.pop_back();
     return;
   }
@@ -171,16 +174,15 @@ inline void phase_end(session_core& s, unsigned w, const task_info& t, bool term
 inline void idle_begin(session_core& s, unsigned w, std::uint64_t ts) {
   worker_buf& b = s.worker_bufs[w];
   if (!b.stack.empty() && b.stack.back().region == idle_region) return;
+  emit_short(s, b, code_enter_bare, ts);
   b.stack.push_back({0, 0, idle_region});
-  ++b.events;
-  b.out.cur = head(s, b, code_enter_bare, idle_region, ts);
   b.idle.store(true, std::memory_order_relaxed);
 }
 
 inline void idle_end(session_core& s, unsigned w, std::uint64_t ts) {
   worker_buf& b = s.worker_bufs[w];
   if (b.stack.empty() || b.stack.back().region != idle_region) return;
-  emit_leave(s, b, idle_region, ts);
+  emit_short(s, b, code_leave, ts);
   b.stack.pop_back();
   b.idle.store(false, std::memory_order_relaxed);
 }

@@ -206,7 +206,7 @@ void trace_session::impl::finish(bool emergency) {
     result.counter_samples = s.samples;
     result.decisions = s.decisions;
     for (auto& b : s.workers) {
-      result.buffer_bytes += b.out.words_written() * sizeof(std::uint64_t);
+      result.buffer_bytes += b.out.units_written() * sizeof(unit);
       result.task_enters += b.enters;
       result.reentries += b.reentries;
     }

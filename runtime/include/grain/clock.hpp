@@ -29,9 +29,11 @@ __extension__ typedef unsigned __int128 uint128;
 // base (rdtsc is not ordered) counts as the base.
 inline std::uint64_t tsc_to_ns(std::uint64_t tsc, std::uint64_t base_tsc, std::uint64_t base_ns,
                                std::uint64_t mult) noexcept {
-  const auto d = static_cast<std::int64_t>(tsc - base_tsc);
-  const auto ticks = static_cast<uint128>(d > 0 ? d : 0);
-  return base_ns + static_cast<std::uint64_t>((ticks * mult) >> 32);
+  std::uint64_t ticks = tsc - base_tsc;
+  // Unsigned throughout: from a signed value g++ builds a signed 128-bit product (two
+  // multiplies).
+  if (static_cast<std::int64_t>(ticks) < 0) ticks = 0;
+  return base_ns + static_cast<std::uint64_t>((static_cast<uint128>(ticks) * mult) >> 32);
 }
 
 inline std::uint64_t monotonic_ns() noexcept {
