@@ -78,19 +78,25 @@ std::uint64_t convert(std::uint64_t tsc) noexcept {
                    g_tsc.mult.load(std::memory_order_relaxed));
 }
 
+// `mult` in 32.32 (the fit's own precision), published as 0.64 (tsc_to_ns): plausible() keeps it
+// below 2^32.
 void publish(std::uint64_t base_tsc, std::uint64_t base_ns, std::uint64_t mult) noexcept {
   const std::uint32_t s = g_tsc.seq.load(std::memory_order_relaxed);
   g_tsc.seq.store(s + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   g_tsc.base_tsc.store(base_tsc, std::memory_order_relaxed);
   g_tsc.base_ns.store(base_ns, std::memory_order_relaxed);
-  g_tsc.mult.store(mult, std::memory_order_relaxed);
+  // A slewed rate may pass the fitted one by 0.1 %: keep it a fraction.
+  if (mult >= (1ull << 32)) mult = (1ull << 32) - 1;
+  g_tsc.mult.store(mult << 32, std::memory_order_relaxed);
   g_tsc.seq.store(s + 2, std::memory_order_release);
 }
 
-// A plausible tick rate: 100 MHz to 10 GHz.
+// A tick rate the clock takes (mult in 32.32 ns per tick): above 1 GHz, so that a tick is less
+// than a nanosecond (tsc_to_ns's 0.64 fixed point), and at most 10 GHz. Invariant TSCs run at the
+// processor's base frequency; a slower one leaves the clock on CLOCK_MONOTONIC.
 bool plausible(std::uint64_t mult) noexcept {
-  return mult >= (1ull << 32) / 10 && mult <= (10ull << 32);
+  return mult >= (1ull << 32) / 10 && mult < (1ull << 32);
 }
 
 }  // namespace

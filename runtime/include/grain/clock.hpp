@@ -25,15 +25,17 @@ namespace detail {
 // 64 x 32.32 fixed-point products need 128 bits (g++ and clang have them on 64-bit targets).
 __extension__ typedef unsigned __int128 uint128;
 
-// base_ns + (tsc - base_tsc) ticks at `mult` ns per tick (32.32); a tick read just before the
-// base (rdtsc is not ordered) counts as the base.
+// base_ns + (tsc - base_tsc) ticks at `mult` ns per tick, in 0.64 fixed point (the TSC runs
+// faster than 1 GHz: enable_tsc_clock refuses a slower one), so that the product's high half is
+// the result: one multiply, no shift. A tick read just before the base (rdtsc is not ordered)
+// counts as the base.
 inline std::uint64_t tsc_to_ns(std::uint64_t tsc, std::uint64_t base_tsc, std::uint64_t base_ns,
                                std::uint64_t mult) noexcept {
   std::uint64_t ticks = tsc - base_tsc;
   // Unsigned throughout: from a signed value g++ builds a signed 128-bit product (two
   // multiplies).
   if (static_cast<std::int64_t>(ticks) < 0) ticks = 0;
-  return base_ns + static_cast<std::uint64_t>((static_cast<uint128>(ticks) * mult) >> 32);
+  return base_ns + static_cast<std::uint64_t>((static_cast<uint128>(ticks) * mult) >> 64);
 }
 
 inline std::uint64_t monotonic_ns() noexcept {
@@ -50,7 +52,7 @@ struct tsc_conversion {
   std::atomic<bool> enabled{false};
   std::atomic<std::uint64_t> base_tsc{0};
   std::atomic<std::uint64_t> base_ns{0};
-  std::atomic<std::uint64_t> mult{0};  // ns per tick, 32.32 fixed point
+  std::atomic<std::uint64_t> mult{0};  // ns per tick, 0.64 fixed point
 };
 extern tsc_conversion g_tsc;
 
