@@ -2,12 +2,13 @@
 // Where a worker's chunks live: 2 MiB slabs of eight 256 KiB chunks, mapped in one
 // madvise(MADV_POPULATE_WRITE) when the slab is made. A trace whose converter waits for a spare
 // core (convert_pacing.hpp) writes into fresh memory for the whole run, and in a VM the 512
-// first-touch faults of a slab's 4 KiB pages cost more than the zeroing itself. Transparent huge
-// pages (one fault per slab) were asked for until issue 13's fourth round: under the kernel's
-// default THP defrag mode ("madvise") such a fault compacts memory synchronously, and on a
-// machine up for hours that cost 13-35 ms of system time per 16 MiB where populating 4 KiB
-// pages costs 3-8 (docs/tracing.md, "How it is recorded (cost)"). Chunks are recycled by their
-// chunk_buffer and never freed one by one; the slabs go at its end.
+// first-touch faults of a slab's 4 KiB pages cost more than one call that maps them all.
+// Transparent huge pages (one fault per slab) were asked for until issue 13's fourth round, but
+// a free 2 MiB block is what a guest kernel hands back to its hypervisor, so a huge page is
+// memory the host must back afresh: on the Intel guest of 2026-11-25 that cost 13-35 ms of
+// system time per 16 MiB of records, where populated 4 KiB pages cost 3-8 (docs/tracing.md,
+// "Measured (issue 13, fourth round)"). Chunks are recycled by their chunk_buffer and never
+// freed one by one; the slabs go at its end.
 #include <cstddef>
 #include <vector>
 

@@ -35,7 +35,7 @@ inline std::uint32_t region_of(session_core& s, worker_buf& b, const char* name)
 // The chunk has no room for a record: the next one (the full one goes to the back end), which
 // starts with a time record.
 [[gnu::noinline]] void next_chunk(session_core& s, worker_buf& b);
-// More than the head word's delta can say since the last record: a time record.
+// A gap longer than the next record's time field holds: a time record (the new base).
 [[gnu::noinline]] void time_record(worker_buf& b, std::uint64_t ts);
 
 // Makes room for a record at `ts` (clamped to the worker's last, so that time never goes back on
@@ -119,7 +119,7 @@ inline void phase_begin(session_core& s, unsigned w, const task_info& t, std::ui
 }
 
 // The common phase begin: a task of the same kind as the last one, not resumed, with room on
-// the stack and in the chunk, and a gap the head word can hold. Returns false, having written
+// the stack and in the chunk, and a gap a 64-bit head can hold. Returns false, having written
 // nothing, otherwise (then phase_begin). Written to need no call, so that the hook that calls it
 // saves no registers.
 inline bool try_phase_begin(session_core& s, worker_buf& b, const task_info& t,
