@@ -58,6 +58,37 @@ TEST(SummaryStartup, UnwritablePathIsAnOptionError) {
   fs::remove_all(d);
 }
 
+// scripts/demo's way: the summary goes into the trace directory, which does not exist before the
+// run (the trace refuses one that does). The check waits until the trace has made it; a summary
+// in a missing directory that no one makes is still an option error.
+TEST(SummaryStartup, IntoTheTraceDirectoryTheRunCreates) {
+  const fs::path d = fresh_dir("into-trace");
+  for (const std::string slash : {"", "/"}) {
+    const fs::path trace = d / ("trace" + std::to_string(slash.size()));
+    {
+      grain::runtime rt({"--grain:threads=1", "--grain:trace=" + trace.string() + slash,
+                         "--grain:summary=" + (trace / "summary.json").string()},
+                        false);
+      EXPECT_EQ(grain::async([] { return 7; }).get(), 7);
+    }
+    EXPECT_TRUE(fs::exists(trace / "summary.json")) << trace;
+    EXPECT_TRUE(fs::exists(trace / "traces.otf2")) << trace;
+  }
+  // A directory beside the trace's, or below it, is made by no one.
+  const fs::path other = d / "trace-other";
+  try {
+    grain::runtime rt({"--grain:threads=1", "--grain:trace=" + other.string(),
+                       "--grain:summary=" + (other / "sub" / "s.json").string()},
+                      false);
+    ADD_FAILURE() << "a summary below the trace directory was accepted";
+  } catch (const grain::option_error& e) {
+    EXPECT_NE(std::string(e.what()).find("No such file or directory"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(other)) << "the refused run left its trace directory behind";
+  fs::remove_all(d);
+}
+
 TEST(SummaryRunInfo, VersionCommandLineHostAndStartTime) {
   const fs::path d = fresh_dir("runinfo");
   const std::string json = (d / "s.json").string();
