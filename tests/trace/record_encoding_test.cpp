@@ -55,6 +55,15 @@ struct recording {
   }
 };
 
+// A decoded record against the one expected: kind, time, GUID and parent (regions differ in how
+// each test knows them).
+void expect_event(const rec& got, const rec& want) {
+  EXPECT_EQ(got.kind, want.kind);
+  EXPECT_EQ(got.ts, want.ts);
+  EXPECT_EQ(got.guid, want.guid);
+  EXPECT_EQ(got.parent, want.parent);
+}
+
 TEST(TraceRecords, DecodeGivesBackWhatTheRecorderWasGiven) {
   recording r;
   const char* fib = "fib";
@@ -75,27 +84,19 @@ TEST(TraceRecords, DecodeGivesBackWhatTheRecorderWasGiven) {
   const std::uint32_t ra = recs[0].region, rb = recs[1].region;
   EXPECT_NE(ra, idle_region);
   EXPECT_NE(ra, rb);
-  struct want {
-    std::uint32_t kind;
-    std::uint64_t ts, guid, parent;
-    std::uint32_t region;
-  };
-  const want w[] = {
-      {rec_enter, t0, 11, 0, ra},
-      {rec_enter, t0 + 7, 12, 11, rb},
-      {rec_enter, t0 + 7, 13, 12, ra},
-      {rec_leave, t0 + long_gap, 0, 0, ra},
-      {rec_leave, t0 + long_gap + 1, 0, 0, rb},
-      {rec_leave, t0 + long_gap + 1, 0, 0, ra},
-      {rec_enter, t0 + long_gap + 40, 0, 0, idle_region},
-      {rec_leave, t0 + long_gap + 90, 0, 0, idle_region},
+  const rec w[] = {
+      {t0, 11, 0, ra, rec_enter},
+      {t0 + 7, 12, 11, rb, rec_enter},
+      {t0 + 7, 13, 12, ra, rec_enter},
+      {t0 + long_gap, 0, 0, ra, rec_leave},
+      {t0 + long_gap + 1, 0, 0, rb, rec_leave},
+      {t0 + long_gap + 1, 0, 0, ra, rec_leave},
+      {t0 + long_gap + 40, 0, 0, idle_region, rec_enter},
+      {t0 + long_gap + 90, 0, 0, idle_region, rec_leave},
   };
   for (std::size_t i = 0; i < recs.size(); ++i) {
     SCOPED_TRACE(i);
-    EXPECT_EQ(recs[i].kind, w[i].kind);
-    EXPECT_EQ(recs[i].ts, w[i].ts);
-    EXPECT_EQ(recs[i].guid, w[i].guid);
-    EXPECT_EQ(recs[i].parent, w[i].parent);
+    expect_event(recs[i], w[i]);
     EXPECT_EQ(recs[i].region, w[i].region);
   }
 }
@@ -209,10 +210,7 @@ TEST(TraceRecords, ChildEntersAreShortAndDecodeTheirIds) {
   ASSERT_EQ(recs.size(), want.size());
   for (std::size_t i = 0; i < recs.size(); ++i) {
     SCOPED_TRACE(i);
-    EXPECT_EQ(recs[i].kind, want[i].kind);
-    EXPECT_EQ(recs[i].ts, want[i].ts);
-    EXPECT_EQ(recs[i].guid, want[i].guid);
-    EXPECT_EQ(recs[i].parent, want[i].parent);
+    expect_event(recs[i], want[i]);
     // Regions: the root's kind everywhere but the "leaf" child's Enter and Leave.
     const bool leaf = i + 3 == recs.size() || i + 2 == recs.size();
     if (leaf)

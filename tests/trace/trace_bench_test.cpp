@@ -79,6 +79,12 @@ TEST(TraceBench, DISABLED_HookCost) {
   EXPECT_EQ(st.task_enters, n);
 }
 
+// The middle of the runs (0 without any).
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
 // The process's CPU time (all threads) in seconds: user and system.
 struct cpu_time {
   double user = 0, sys = 0;
@@ -141,10 +147,6 @@ TEST(TraceBench, DISABLED_Fib) {
         }
     }
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   const double m_off = median(off), m_on = median(on);
   std::printf(
       "fib(%d), 2 workers, %llu task phases: trace off %.1f ms, on %.1f ms (medians of %d): "
@@ -215,10 +217,6 @@ TEST(TraceBench, DISABLED_Formats) {
       fig[f].bytes_per_event.push_back(static_cast<double>(st.bytes) /
                                        static_cast<double>(st.worker_events));
     }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-  };
   const double off = median(fig[0].run_s);
   std::printf("fib(%d), 2 workers, %llu task phases, medians of %d interleaved rounds\n", n,
               static_cast<unsigned long long>(tasks), runs);

@@ -38,6 +38,11 @@ inline std::uint32_t region_of(session_core& s, worker_buf& b, const char* name)
 // A gap longer than the next record's time field holds: a time record (the new base).
 [[gnu::noinline]] void time_record(worker_buf& b, std::uint64_t ts);
 
+// The time since the worker's last record, clamped so that time never goes back on a location.
+inline std::uint64_t gap_since_last(const worker_buf& b, std::uint64_t ts) noexcept {
+  return ts > b.last_ts ? ts - b.last_ts : 0;
+}
+
 // Makes room for a record at `ts` (clamped to the worker's last, so that time never goes back on
 // a location) and returns its delta from the worker's previous record, which it becomes; a delta
 // over `max_dt` (what the record can hold) is written as a time record first.
@@ -45,7 +50,7 @@ inline std::uint64_t next_dt(session_core& s, worker_buf& b, std::uint64_t ts,
                              std::uint64_t max_dt) {
   if (b.out.end - b.out.cur < record_room_units) [[unlikely]]
     next_chunk(s, b);
-  std::uint64_t dt = ts > b.last_ts ? ts - b.last_ts : 0;
+  std::uint64_t dt = gap_since_last(b, ts);
   if (dt > max_dt) [[unlikely]] {
     time_record(b, ts);
     dt = 0;
@@ -127,7 +132,7 @@ inline bool try_phase_begin(session_core& s, worker_buf& b, const task_info& t,
   if (t.name != b.last_name || s.chains.maybe(t.guid) || b.stack.full() ||
       b.out.end - b.out.cur < record_room_units)
     return false;
-  const std::uint64_t dt = ts > b.last_ts ? ts - b.last_ts : 0;
+  const std::uint64_t dt = gap_since_last(b, ts);
   if (dt > max_encoded_dt) return false;
   b.last_ts += dt;
   const std::uint32_t r = b.last_region;
@@ -144,7 +149,7 @@ inline bool try_phase_end(worker_buf& b, const task_info& t, bool terminated,
   if (!terminated || b.stack.empty() || b.stack.back().guid != t.guid ||
       b.out.end - b.out.cur < record_room_units)
     return false;
-  const std::uint64_t dt = ts > b.last_ts ? ts - b.last_ts : 0;
+  const std::uint64_t dt = gap_since_last(b, ts);
   if (dt > max_short_dt) return false;
   b.last_ts += dt;
   *b.out.cur++ = encode_short(code_leave, dt);
