@@ -104,6 +104,12 @@ class trace_extension final : public extension {
     if (session_) session_->emergency_stop();
   }
 
+  // An extension configured or started after this one refused the run: a run that did not
+  // happen leaves no trace, and the one an overwrite was to replace stays.
+  void start_failed(runtime_core&) noexcept override {
+    if (session_) session_->abandon();
+  }
+
  private:
   std::unique_ptr<trace_session> session_;
 };

@@ -22,6 +22,7 @@
 #include "session_core.hpp"
 #include "session_hooks.hpp"
 #include "session_listeners.hpp"
+#include "trace_directory.hpp"
 
 namespace grain::instrumentation {
 
@@ -35,42 +36,6 @@ std::uint64_t realtime_ns() {
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull +
          static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-// Remove only what a trace of ours consists of; never the directory's other contents.
-void remove_old_outputs(const fs::path& dir) {
-  std::error_code ec;
-  for (std::string n :
-       {"traces.otf2", "traces.def", "traces", "trace.pftrace", "trace.json", "trace.json.gz"}) {
-    fs::remove_all(dir / n, ec);
-    fs::remove_all(dir / (n + ".incomplete"), ec);
-  }
-  // The per-rank files of a multi-rank Perfetto or Chrome trace.
-  for (auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string n = e.path().filename().string();
-    if (n.rfind("trace.rank", 0) == 0) fs::remove(e.path(), ec);
-  }
-}
-
-// Throws option_error when the trace cannot go to dir (see trace_session's constructor).
-void prepare_directory(const trace_config& cfg, const fs::path& dir) {
-  std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    // A file (or /dev/null) is no place for a trace, with or without --grain:trace-overwrite.
-    if (!fs::is_directory(dir, ec))
-      throw option_error("--grain:trace=" + cfg.dir + ": is " +
-                         (fs::is_regular_file(dir, ec) ? "a file" : "not a directory") +
-                         "; the trace is a directory: give a new path (it is created)");
-    if (!cfg.overwrite)
-      throw option_error("--grain:trace=" + cfg.dir +
-                         ": the directory exists; choose a new one or add "
-                         "--grain:trace-overwrite to replace the trace in it");
-    remove_old_outputs(dir);
-  }
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir))
-    throw option_error("--grain:trace=" + cfg.dir + ": cannot create the directory: " +
-                       (ec ? ec.message() : std::string("not a directory")));
 }
 
 }  // namespace
@@ -93,14 +58,26 @@ struct trace_session::impl {
   session_core core;
   session_listeners listeners;
   std::mutex stop_mutex;
+  trace_directory directory;
   bool started = false;
   bool stopped = false;
   trace_stats result;
 
   void finish(bool emergency);
+  // Nothing was recorded: close the writers, give the directory back as it was.
+  void discard() noexcept;
 };
 
 trace_session::trace_session(trace_config cfg) : impl_(std::make_unique<impl>()) {
+  try {
+    open(std::move(cfg));
+  } catch (...) {
+    impl_->discard();  // a directory made for a session that did not come to be goes again
+    throw;
+  }
+}
+
+void trace_session::open(trace_config cfg) {
   session_core& s = impl_->core;
   if (cfg.dir.empty()) throw option_error("--grain:trace: give a directory (--grain:trace=DIR)");
   if (cfg.workers == 0) cfg.workers = 1;
@@ -115,7 +92,7 @@ trace_session::trace_session(trace_config cfg) : impl_(std::make_unique<impl>())
     std::string error;
     if (group->rank() == 0) {
       try {
-        prepare_directory(cfg, dir);
+        impl_->directory.prepare(cfg, false);
       } catch (const option_error& e) {
         error = e.what();
       }
@@ -127,7 +104,7 @@ trace_session::trace_session(trace_config cfg) : impl_(std::make_unique<impl>())
     if (n) throw option_error(error);
     s.group = group;
   } else {
-    prepare_directory(cfg, dir);
+    impl_->directory.prepare(cfg, true);
   }
   for (auto& p : cfg.counter_patterns) {
     try {
@@ -167,6 +144,30 @@ trace_session::~trace_session() {
     stop();
   } catch (...) {
   }
+  if (!impl_->started) impl_->discard();  // made, never started: the run was refused
+}
+
+void trace_session::impl::discard() noexcept {
+  core.be.reset();  // closes what the writer opened, so that its files can go
+  // Several processes write one directory: the others may be recording into it.
+  if (!core.group) directory.abandon();
+}
+
+void trace_session::abandon() noexcept {
+  impl& I = *impl_;
+  {
+    std::lock_guard lk(I.stop_mutex);
+    if (I.started && !I.stopped) {
+      I.stopped = true;
+      try {
+        I.finish(false);  // the hooks and listeners go; what was written is deleted next
+      } catch (...) {
+      }
+    }
+    I.started = true;  // the destructor has nothing left to do
+    I.stopped = true;
+  }
+  I.discard();
 }
 
 bool trace_session::recording() const noexcept {
@@ -231,6 +232,7 @@ trace_stats trace_session::stop() {
   if (!I.started || I.stopped) return I.result;
   I.stopped = true;
   I.finish(false);
+  I.directory.commit();  // this run's trace is written: the one it replaces goes for good
   {
     std::lock_guard ll(g_last_mutex);
     g_last = I.result;
@@ -250,6 +252,7 @@ void trace_session::emergency_stop() {
   if (!lk.owns_lock() || !I.started || I.stopped) return;
   I.stopped = true;
   I.finish(true);
+  I.directory.commit();
   if (I.result.complete)
     std::fprintf(stderr, "grain: trace written to %s before exiting\n", I.result.path.c_str());
 }

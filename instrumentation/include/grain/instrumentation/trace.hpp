@@ -5,7 +5,8 @@
 //   --grain:trace=DIR                  record DIR/traces.otf2 (OTF2), DIR/trace.pftrace
 //                                      (Perfetto) or DIR/trace.json[.gz] (Chrome JSON)
 //   --grain:trace-format=FORMAT        otf2 (default), perfetto, chrome or chrome.gz
-//   --grain:trace-overwrite            allow DIR to exist (our old trace files in it go)
+//   --grain:trace-overwrite            allow DIR to exist (its old trace is replaced once the
+//                                      new one is written)
 //   --grain:trace-counters=PATTERN     record only matching counters (repeatable; default all)
 //
 // Workers record into per-worker buffers written only by their own worker (no lock on the task
@@ -65,9 +66,12 @@ struct trace_stats {
 class trace_session {
  public:
   // Creates DIR and the writers. Throws grain::option_error for an existing DIR (without
-  // overwrite) or a DIR that cannot be created, std::runtime_error when OTF2 fails.
+  // overwrite) or a DIR that cannot be created, std::runtime_error when OTF2 fails. With
+  // overwrite, the trace already in DIR is replaced once the session has written its own.
   explicit trace_session(trace_config cfg);
-  ~trace_session();  // stops if still recording
+  // Stops if still recording. A session that never started (the run was refused at start-up)
+  // leaves DIR as it found it: see abandon().
+  ~trace_session();
   trace_session(const trace_session&) = delete;
   trace_session& operator=(const trace_session&) = delete;
 
@@ -77,11 +81,17 @@ class trace_session {
   trace_stats stop();
   // The same from the fatal-signal path; does nothing if a stop is already under way.
   void emergency_stop();
+  // The run this session was to trace was refused (the runtime's start failed): stop if
+  // recording, delete what was written, put back the trace an overwrite was to replace, and
+  // remove DIR if this session created it and nothing else is in it. With several processes
+  // writing one trace, only the writers close (the others may be recording into DIR).
+  void abandon() noexcept;
   bool recording() const noexcept;
 
   struct impl;
 
  private:
+  void open(trace_config cfg);
   std::unique_ptr<impl> impl_;
 };
 
