@@ -35,14 +35,15 @@ std::vector<fs::path> trace_files_in(const fs::path& dir) {
   return found;
 }
 
-}  // namespace
-
-void trace_directory::remove_trace_files(const fs::path& dir) noexcept {
+// Deletes what a trace consists of in dir (every format, every rank), nothing else.
+void remove_trace_files(const fs::path& dir) {
   for (const fs::path& p : trace_files_in(dir)) {
     std::error_code ec;
     fs::remove_all(p, ec);
   }
 }
+
+}  // namespace
 
 void trace_directory::prepare(const trace_config& cfg, bool keep_replaced) {
   const fs::path dir = cfg.dir;

@@ -21,13 +21,10 @@ class trace_directory {
   void prepare(const trace_config& cfg, bool keep_replaced);
   // The session has written its trace: the earlier one set aside is deleted.
   void commit() noexcept;
-  // The session ends without having recorded: delete the files a trace consists of, put the
+  // The run was refused: delete the files of this session's trace (nothing else), put the
   // earlier trace back, and remove the directory if prepare() created it and nothing else was
   // put in it. Only for a directory this process alone writes to.
   void abandon() noexcept;
-
-  // Deletes what a trace consists of in dir (every format, every rank), nothing else.
-  static void remove_trace_files(const std::filesystem::path& dir) noexcept;
 
  private:
   // Moves the earlier trace in dir into replaced_; throws option_error (having put back what
