@@ -158,14 +158,24 @@ TEST(TraceRefusedRun, ASessionNeverStartedLeavesTheDirectoryAsItWas) {
   const auto files = snapshot(dir.str());
   { trace_session s(cfg); }
   EXPECT_EQ(snapshot(dir.str()), files);
-  // So does one whose recording was abandoned.
+  // A session abandoned after it has written its trace leaves that trace.
+  {
+    trace_session s(cfg);
+    s.start();
+    s.stop();
+    s.abandon();
+  }
+  expect_otf2_print_accepts((dir / "traces.otf2").string());
+  const auto written = snapshot(dir.str());
+  EXPECT_NE(written, files);  // the new trace replaced the earlier one
+  // One abandoned while recording puts the earlier trace back.
   {
     trace_session s(cfg);
     s.start();
     s.abandon();
     EXPECT_FALSE(s.recording());
   }
-  EXPECT_EQ(snapshot(dir.str()), files);
+  EXPECT_EQ(snapshot(dir.str()), written);
   expect_otf2_print_accepts((dir / "traces.otf2").string());
 }
 

@@ -98,10 +98,14 @@ void trace_directory::set_aside(const fs::path& dir, const std::string& option) 
 }
 
 void trace_directory::commit() noexcept {
-  if (replaced_.empty()) return;
-  std::error_code ec;
-  fs::remove_all(replaced_, ec);
-  replaced_.clear();
+  if (!replaced_.empty()) {
+    std::error_code ec;
+    fs::remove_all(replaced_, ec);
+    replaced_.clear();
+  }
+  // The trace is written: from now on abandon() has nothing to give back (and must not delete
+  // it).
+  dir_.clear();
   created_ = false;
 }
 
