@@ -22,10 +22,7 @@ namespace {
 
 // The number after "NAME": in the summary JSON.
 double summary_value(const std::string& file, const std::string& name) {
-  std::ifstream in(file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = slurp(file);
   const std::string key = "\"" + name + "\":";
   auto at = text.find(key);
   if (at == std::string::npos) return -1;

@@ -25,13 +25,6 @@ using instrumentation::read_otf2;
 using instrumentation::trace_config;
 using instrumentation::trace_session;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // Every file under `dir` with its contents, so that "as it found it" can be compared exactly.
 std::map<std::string, std::string> snapshot(const fs::path& dir) {
   std::map<std::string, std::string> files;

@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,14 @@
 namespace grain::test {
 
 namespace fs = std::filesystem;
+
+// A file's whole contents ("" when it cannot be read).
+inline std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
 
 // The traced workload of these tests: every call with n >= 2 spawns one task, so fib(n)
 // spawns fib(n + 1) - 1 of them.
