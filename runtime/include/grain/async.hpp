@@ -138,6 +138,21 @@ future<R> launch_task(launch policy, const executor& ex, const char* name, F&& f
   return future_access::adopt<R>(op);
 }
 
+// post(): a task whose result nobody can ask for. It holds the only reference to its state,
+// and no one can wait for it, so it becomes ready and goes without a lock or a
+// read-modify-write (async + dropping the future took two locked instructions per task: the
+// future's release and the completion's compare-and-swap). An exception it throws is reported
+// when the state goes, as for any future dropped unread.
+template <class R, class F>
+void post_task(const executor& ex, const char* name, F&& f) {
+  if (!runtime_running()) throw_no_runtime();
+  using op_t = async_op<R, std::decay_t<F>>;
+  op_t* op = op_t::create(std::forward<F>(f), ex, name, false, false);
+  op->init_refs(1);
+  op->set_unpublished();
+  spawn_new(op);
+}
+
 template <class F, class... A>
 auto make_call(F&& f, A&&... a) {
   if constexpr (sizeof...(A) == 0) {
@@ -183,7 +198,9 @@ auto async(F&& f, A&&... a) {
 template <class F, class... A>
 requires std::is_invocable_v<std::decay_t<F>, std::decay_t<A>...>
 void post(const executor& ex, F&& f, A&&... a) {
-  (void)grain::async(launch::async, ex, std::forward<F>(f), std::forward<A>(a)...);
+  using R = std::invoke_result_t<std::decay_t<F>, std::decay_t<A>...>;
+  detail::post_task<R>(ex, detail::task_name<std::decay_t<F>>::of(f),
+                       detail::make_call(std::forward<F>(f), std::forward<A>(a)...));
 }
 
 }  // namespace grain
