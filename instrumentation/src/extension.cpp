@@ -6,7 +6,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <mutex>
 #include <optional>
 
@@ -23,20 +22,6 @@ using detail::print_format;
 std::string default_app_name() {
   const char* n = program_invocation_short_name;
   return (n && *n) ? n : "grain-app";
-}
-
-// Whether the summary goes straight into this run's trace directory (--grain:summary=DIR/s.json
-// with --grain:trace=DIR, as scripts/demo does): the trace extension creates DIR after this
-// one's configure, so the summary's start-up check must wait until start.
-bool summary_in_trace_dir(const std::string& summary, const options& o) {
-  if (!o.has("trace")) return false;
-  auto dir_of = [](std::filesystem::path p) {
-    p = p.lexically_normal();
-    return p.has_filename() ? p : p.parent_path();  // "DIR/" names DIR
-  };
-  const std::filesystem::path parent =
-      std::filesystem::path(summary).lexically_normal().parent_path();
-  return !parent.empty() && dir_of(parent) == dir_of(o.get("trace"));
 }
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -103,8 +88,11 @@ class instrumentation_extension final : public extension {
   }
 
   void start(runtime_core& rt) override {
-    // Every extension is configured: the trace directory exists now.
-    if (check_summary_at_start_) detail::check_summary_path(summary_);
+    // Checked once every extension is configured: the summary may go into the trace directory
+    // (--grain:trace=DIR --grain:summary=DIR/s.json, as scripts/demo does), which the trace
+    // extension creates after this one's configure. A run refused here gives that directory
+    // back (trace_directory.hpp).
+    if (!summary_.empty()) detail::check_summary_path(summary_);
     start_ns_ = rt.start_time_ns();
     if (printer_) {
       add_listener(printer_.get());
@@ -200,8 +188,6 @@ class instrumentation_extension final : public extension {
     }
 
     summary_ = o.get("summary", "");
-    check_summary_at_start_ = !summary_.empty() && summary_in_trace_dir(summary_, o);
-    if (!summary_.empty() && !check_summary_at_start_) detail::check_summary_path(summary_);
     auto names = o.get_all("print-counter");
     if (!names.empty()) {
       std::vector<counter_pattern> pats;
@@ -382,7 +368,6 @@ class instrumentation_extension final : public extension {
   unsigned workers_ = 0;
   std::mutex stop_mutex_;
   bool started_ = false, stopped_ = false;
-  bool check_summary_at_start_ = false;  // the summary goes into the trace directory
 };
 
 }  // namespace

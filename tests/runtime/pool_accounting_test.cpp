@@ -5,30 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
-#include <thread>
 
 #include "grain/async.hpp"
 #include "grain/detail/pool_accounting.hpp"
 #include "grain/future.hpp"
 #include "runtime_fixture.hpp"
-
-using namespace std::chrono_literals;
-
-namespace {
-
-// Polls until pred holds; the bound only keeps a broken build from hanging.
-template <class Pred>
-bool eventually(Pred pred) {
-  const auto give_up = std::chrono::steady_clock::now() + 60s;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > give_up) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
-
-}  // namespace
 
 TEST(PoolAccounting, AFutureHeldPastTeardownIsReportedUntilReleased) {
   const grain::test::pooled_in_use before = grain::test::pooled_now();
@@ -51,7 +32,7 @@ TEST(PoolAccounting, ASuspendedUserThreadIsReportedUntilItResumes) {
   grain::promise<int> p;
   grain::future<int> inner = p.get_future();
   grain::future<int> outer = grain::async(grain::launch::async, [&] { return inner.get(); });
-  EXPECT_TRUE(eventually([] { return grain::detail::fibers_in_use() == 1; }))
+  EXPECT_TRUE(grain::test::eventually([] { return grain::detail::fibers_in_use() == 1; }))
       << "a user thread suspended in get() holds a fiber: " << grain::detail::fibers_in_use();
   p.set_value(7);
   EXPECT_EQ(outer.get(), 7);

@@ -3,15 +3,28 @@
 // and 4 workers, and the check at teardown that every pooled object a test took went back.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "grain/detail/pool_accounting.hpp"
 #include "grain/ext/runtime_core.hpp"
 
 namespace grain::test {
+
+// Polls until pred holds; the bound only keeps a broken build from hanging.
+template <class Pred>
+bool eventually(Pred pred) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
 
 inline std::unique_ptr<runtime_core> start_runtime(std::vector<std::string> args = {
                                                        "--grain:threads=2"}) {

@@ -80,17 +80,6 @@ TEST_P(SpawnPath, AFutureWaitedByTwoThreadsIsPublishedToBoth) {
   }
 }
 
-// Waits (at most 20 s) until pred() holds.
-template <class Pred>
-bool eventually(Pred pred) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
-
 TEST_P(SpawnPath, PostedTasksRunOnceEachAndTheirBlocksGoBack) {
   // post() holds no future: its task owns the only reference and publishes without a lock. Posts
   // from the main thread (the scheduler's external queue) and from tasks (their workers'
@@ -107,8 +96,9 @@ TEST_P(SpawnPath, PostedTasksRunOnceEachAndTheirBlocksGoBack) {
             grain::executor{}, [&ran, payload](int k) { ran.fetch_add(k); }, *payload);
     });
   const int expected = from_main + tasks * per_task;
-  EXPECT_TRUE(eventually([&] { return ran.load() >= expected; })) << ran.load() << " ran";
-  EXPECT_TRUE(eventually([&] { return payload.use_count() == 1; }))
+  EXPECT_TRUE(grain::test::eventually([&] { return ran.load() >= expected; }))
+      << ran.load() << " ran";
+  EXPECT_TRUE(grain::test::eventually([&] { return payload.use_count() == 1; }))
       << payload.use_count() - 1 << " captures not destroyed";
   EXPECT_EQ(ran.load(), expected);
   // The fixture's teardown checks that every task object and state went back.
@@ -118,8 +108,10 @@ TEST_P(SpawnPath, AnExceptionOfAPostedTaskIsReportedUnread) {
   const auto before = grain::detail::unread_exceptions();
   for (int i = 0; i < 3; ++i)
     grain::post(grain::executor{}, [] { throw std::runtime_error("posted and lost"); });
-  EXPECT_TRUE(eventually([&] { return grain::detail::unread_exceptions() - before == 3; }))
-      << grain::detail::unread_exceptions() - before << " reported";
+  EXPECT_TRUE(grain::test::eventually([&] {
+    return grain::detail::unread_exceptions() - before == 3;
+  })) << grain::detail::unread_exceptions() - before
+      << " reported";
 }
 
 // Not a test: post() against what it was before (async with the future dropped), 1 M empty

@@ -148,11 +148,8 @@ class record_decoder {
         case code_leave: {
           ++p;
           ts += u >> short_dt_shift;
-          std::uint32_t region = idle_region;
-          if (!open_.empty()) {
-            region = open_.back().region;
-            open_.pop_back();
-          }
+          const std::uint32_t region = innermost().region;
+          if (!open_.empty()) open_.pop_back();
           f(rec{ts, 0, 0, region, rec_leave});
           continue;
         }

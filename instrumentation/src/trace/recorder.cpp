@@ -55,10 +55,7 @@ std::uint32_t region_of_other_name(session_core& s, worker_buf& b, const char* n
 
 void next_chunk(session_core& s, worker_buf& b) {
   if (b.out.next_chunk()) s.be->chunk_published();
-  // The chunk's base for the deltas, so that its times decode on their own.
-  store64(b.out.cur, encode_head(code_time, 0, 0));
-  store64(b.out.cur + 2, b.last_ts);
-  b.out.cur += 4;
+  time_record(b, b.last_ts);  // the chunk's base for the deltas: its times decode on their own
 }
 
 void time_record(worker_buf& b, std::uint64_t ts) {
@@ -71,13 +68,15 @@ void time_record(worker_buf& b, std::uint64_t ts) {
 void reenter_chain(session_core& s, worker_buf& b, const task_info& t, std::uint64_t ts) {
   std::vector<frame> chain;
   if (!s.chains.take(t.guid, chain)) return;
-  unit* p = head(s, b, code_resume, 0, ts);
-  store64(p, t.guid);
-  b.out.cur = p + 2;
-  for (const frame& f : chain) {
-    p = head(s, b, code_note, 0, ts);
+  // A head and the resumed task's GUID: the resumption, then a note before each inline parent.
+  auto emit_resumed = [&](unit code) {
+    unit* p = head(s, b, code, 0, ts);
     store64(p, t.guid);
     b.out.cur = p + 2;
+  };
+  emit_resumed(code_resume);
+  for (const frame& f : chain) {
+    emit_resumed(code_note);
     emit_enter(s, b, f.region, f.guid, f.parent, ts);
     b.stack.push_back(f);
     ++b.enters;
