@@ -10,6 +10,7 @@
 
 #include "coalescing_counters.hpp"
 #include "grain/clock.hpp"
+#include "grain/detail/cpu_relax.hpp"
 #include "grain/instrumentation/app.hpp"
 
 namespace grain::distributed {
@@ -286,7 +287,7 @@ void coalescer::flush_all() {
 void queue_lock::wait() noexcept {
   for (int spins = 0; flag_.load(std::memory_order_relaxed); ++spins) {
     if (spins < 128)
-      __builtin_ia32_pause();
+      grain::detail::cpu_relax();
     else
       std::this_thread::yield();
   }

@@ -11,7 +11,7 @@
 
 #include "grain/clock.hpp"
 #include "grain/instrumentation/counters.hpp"
-#include "internal.hpp"
+#include "listeners.hpp"
 
 namespace grain {
 namespace counters {

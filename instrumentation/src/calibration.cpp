@@ -8,7 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "internal.hpp"
+#include "calibration.hpp"
+#include "json.hpp"
 
 namespace grain::instrumentation::detail {
 namespace {

@@ -9,10 +9,16 @@
 #include <mutex>
 #include <optional>
 
+#include "calibration.hpp"
 #include "grain/clock.hpp"
 #include "grain/instrumentation/app.hpp"
 #include "grain/instrumentation/threads_counters.hpp"
-#include "internal.hpp"
+#include "loop_counters.hpp"
+#include "papi.hpp"
+#include "print_listener.hpp"
+#include "sampler.hpp"
+#include "summary.hpp"
+#include "task_error_counters.hpp"
 
 namespace grain::instrumentation {
 namespace {

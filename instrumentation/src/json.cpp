@@ -1,9 +1,10 @@
 // A small JSON writer and reader for the run summary and the calibration file.
+#include "json.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-
-#include "internal.hpp"
+#include <stdexcept>
 
 namespace grain::instrumentation::detail {
 

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <shared_mutex>
 
-#include "internal.hpp"
+#include "listeners.hpp"
 
 namespace grain::instrumentation {
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "grain/parallel/loop_stats.hpp"
-#include "internal.hpp"
+#include "loop_counters.hpp"
 
 namespace grain::instrumentation::detail {
 namespace {

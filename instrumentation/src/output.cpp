@@ -2,7 +2,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "internal.hpp"
+#include "print_listener.hpp"
 
 namespace grain::instrumentation::detail {
 namespace {

@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "grain/ext/hooks.hpp"
-#include "internal.hpp"
+#include "papi.hpp"
 
 namespace grain::instrumentation::detail {
 namespace {

@@ -9,7 +9,8 @@
 #include <thread>
 
 #include "grain/clock.hpp"
-#include "internal.hpp"
+#include "listeners.hpp"
+#include "sampler.hpp"
 
 namespace grain::instrumentation {
 namespace detail {

@@ -10,8 +10,9 @@
 
 #include "grain/knob.hpp"
 #include "grain/options.hpp"
-#include "internal.hpp"
+#include "json.hpp"
 #include "run_info.hpp"
+#include "summary.hpp"
 
 namespace grain::instrumentation::detail {
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "grain/detail/shared_state.hpp"
-#include "internal.hpp"
+#include "task_error_counters.hpp"
 
 namespace grain::instrumentation::detail {
 namespace {

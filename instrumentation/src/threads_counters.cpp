@@ -1,6 +1,7 @@
 // The /threads counters. Formulas and equation numbers: docs/counters.md, "/threads counters".
 #include <algorithm>
 
+#include "grain/detail/cpu_relax.hpp"
 #include "grain/instrumentation/threads_counters.hpp"
 
 namespace grain::instrumentation {
@@ -480,7 +481,7 @@ raw_totals read_worker(const worker_stats& s, std::uint64_t now) noexcept {
   for (int tries = 0; tries < 64 && !consistent; ++tries) {
     phase = s.phase_since_ns.v.load(std::memory_order_acquire);
     if (phase == phase_closing) {
-      __builtin_ia32_pause();
+      grain::detail::cpu_relax();
       continue;
     }
     idle = s.idle_since_ns.get();

@@ -43,6 +43,15 @@ struct lua_function {
 
 using action = std::variant<lua_function, cpp_policy, tuner>;
 
+// std::visit over a trigger or an action takes one lambda per alternative: a new kind of trigger
+// or action does not compile until every dispatch (rule_dispatch.cpp) says what it does with it.
+template <class... F>
+struct overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+overloaded(F...) -> overloaded<F...>;
+
 struct rule {
   rule(trigger t, action a) : when(std::move(t)), what(std::move(a)) {}
 

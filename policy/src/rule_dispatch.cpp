@@ -1,6 +1,6 @@
 // Inputs to rules: the rule list, which rules a sample, an event or the clock triggers, and
-// the hand-over of each to its action. Adding a kind of trigger (rule.hpp) means one more
-// case here; adding an action, one more case in fire().
+// the hand-over of each to its action. Every dispatch is a std::visit with a case per kind of
+// trigger or action (rule.hpp): a new kind does not compile until each case here is written.
 #include <algorithm>
 
 #include "engine_impl.hpp"
@@ -47,17 +47,19 @@ void engine::impl::run_or_queue(std::function<void()> fn) {
 void engine::impl::fire(rule& r, const instrumentation::app_event* ev,
                         const push_args_fn& push_args) {
   if (!r.active()) return;
-  if (auto* t = std::get_if<tuner>(&r.what)) {
-    t->step(*this, r, ev);
-    return;
-  }
-  ++r.info.calls;
-  decisions.event = ev;
-  if (auto* fn = std::get_if<cpp_policy>(&r.what)) {
-    call_cpp(r, *fn);
-  } else if (const int ref = std::get<lua_function>(r.what).ref; ref != LUA_NOREF) {
-    if (call_lua(r, ref, push_args)) record_success(r);
-  }
+  std::visit(overloaded{[&](tuner& t) { t.step(*this, r, ev); },  // counts its own calls
+                        [&](cpp_policy& fn) {
+                          ++r.info.calls;
+                          decisions.event = ev;
+                          call_cpp(r, fn);
+                        },
+                        [&](lua_function& fn) {
+                          ++r.info.calls;
+                          decisions.event = ev;
+                          if (fn.ref != LUA_NOREF && call_lua(r, fn.ref, push_args))
+                            record_success(r);
+                        }},
+             r.what);
   decisions.event = nullptr;
 }
 
@@ -79,24 +81,28 @@ void engine::impl::process_sample() {
     rule& r = *rules[i];
     if (!r.active()) continue;
     decisions.reads.clear();
-    if (const std::string* event = r.event(); event && *event == "sample") {
-      fire(r, &ev, [&](lua_State* L) {
-        push_event_table(L, ev);
-        lua_pushstring(L, "sample");
-        return 2;
-      });
-    } else if (const auto* w = std::get_if<counter_trigger>(&r.when)) {
-      const auto* c = counters.find(w->counter);
-      if (!c || !c->available || !holds(w->op, c->value, w->threshold)) continue;
-      const double v = c->value;
-      const std::string name = c->name;
-      decisions.note_read(name, v);
-      fire(r, nullptr, [&](lua_State* L) {
-        lua_pushnumber(L, v);
-        lua_pushstring(L, name.c_str());
-        return 2;
-      });
-    }
+    std::visit(overloaded{[](const periodic_trigger&) {},  // the clock's: run_due_timers
+                          [&](const event_trigger& on) {
+                            if (on.event != "sample") return;
+                            fire(r, &ev, [&](lua_State* L) {
+                              push_event_table(L, ev);
+                              lua_pushstring(L, "sample");
+                              return 2;
+                            });
+                          },
+                          [&](const counter_trigger& w) {
+                            const auto* c = counters.find(w.counter);
+                            if (!c || !c->available || !holds(w.op, c->value, w.threshold)) return;
+                            const double v = c->value;
+                            const std::string name = c->name;
+                            decisions.note_read(name, v);
+                            fire(r, nullptr, [&](lua_State* L) {
+                              lua_pushnumber(L, v);
+                              lua_pushstring(L, name.c_str());
+                              return 2;
+                            });
+                          }},
+               r.when);
   }
 }
 
@@ -106,13 +112,16 @@ void engine::impl::dispatch_event(const instrumentation::app_event& e) {
     rule& r = *rules[i];
     if (!r.active()) continue;
     decisions.reads.clear();
-    if (const std::string* event = r.event(); event && *event == e.name) {
-      fire(r, &e, [&](lua_State* L) {
-        push_event_table(L, e);
-        lua_pushstring(L, e.name.c_str());
-        return 2;
-      });
-    }
+    std::visit(overloaded{[](const periodic_trigger&) {}, [](const counter_trigger&) {},
+                          [&](const event_trigger& on) {
+                            if (on.event != e.name) return;
+                            fire(r, &e, [&](lua_State* L) {
+                              push_event_table(L, e);
+                              lua_pushstring(L, e.name.c_str());
+                              return 2;
+                            });
+                          }},
+               r.when);
   }
 }
 
@@ -139,8 +148,9 @@ void engine::impl::run_due_timers() {
   // Drop removed rules, with the Lua functions they hold.
   for (auto& r : rules) {
     if (!r->removed) continue;
-    if (auto* f = std::get_if<lua_function>(&r->what)) lua.unref(std::exchange(f->ref, LUA_NOREF));
-    if (auto* t = std::get_if<tuner>(&r->what)) lua.unref(t->lua_on_done());
+    std::visit(overloaded{[&](lua_function& f) { lua.unref(std::exchange(f.ref, LUA_NOREF)); },
+                          [&](tuner& t) { lua.unref(t.lua_on_done()); }, [](cpp_policy&) {}},
+               r->what);
   }
   rules.erase(std::remove_if(rules.begin(), rules.end(), [](auto& r) { return r->removed; }),
               rules.end());

@@ -3,7 +3,9 @@
 // the latest one, so its rate error shrinks as the process runs (two clock reads ~50 ns apart
 // over t seconds: 5e-8 / t); each refinement slews the published conversion towards that
 // line over the next second instead of jumping, so now_ns() never goes backwards.
+#if defined(__x86_64__)
 #include <cpuid.h>
+#endif
 
 #include <cstdlib>
 #include <fstream>
@@ -52,13 +54,23 @@ bool kernel_trusts_tsc() noexcept {
 
 // A CLOCK_MONOTONIC reading and the tick in the middle of the two ticks around it; of a few
 // tries the one with the narrowest bracket (a preemption in between widens it).
+// The time-stamp counter; elsewhere than on x86-64 the TSC clock is never enabled
+// (invariant_tsc() is false) and this is not called.
+std::uint64_t read_tsc() noexcept {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  return 0;
+#endif
+}
+
 pairing read_pairing() noexcept {
   pairing best;
   std::uint64_t narrowest = ~0ull;
   for (int i = 0; i < 8; ++i) {
-    const std::uint64_t t1 = __rdtsc();
+    const std::uint64_t t1 = read_tsc();
     const std::uint64_t ns = monotonic_ns();
-    const std::uint64_t t2 = __rdtsc();
+    const std::uint64_t t2 = read_tsc();
     if (t2 - t1 < narrowest) {
       narrowest = t2 - t1;
       best = {t1 + (t2 - t1) / 2, ns};

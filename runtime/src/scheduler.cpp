@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "stack_guard.hpp"
+#include "steal_order.hpp"
 
 namespace grain::detail {
 
@@ -54,19 +55,7 @@ scheduler::scheduler(const scheduler_config& cfg, const topology& topo)
     workers_.push_back(std::move(w));
   }
   for (auto& p : pools_) p->active_target.store(static_cast<unsigned>(p->workers.size()));
-  // Victims: every other worker, same NUMA domain first; steal() skips those serving another
-  // pool (docs/architecture.md, "Scheduler"): pool.<name>.share moves workers between pools.
-  const auto& pus = topo_.pus();
-  for (auto& w : workers_) {
-    std::vector<worker*> near, far;
-    for (auto& vp : workers_) {
-      worker* v = vp.get();
-      if (v == w.get()) continue;
-      (pus[v->pu].numa == pus[w->pu].numa ? near : far).push_back(v);
-    }
-    w->victims = near;
-    w->victims.insert(w->victims.end(), far.begin(), far.end());
-  }
+  for (auto& w : workers_) order_victims(*w, workers_, topo_.pus());
   knobs_.define();
 }
 

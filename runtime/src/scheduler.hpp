@@ -67,7 +67,8 @@ struct alignas(cache_line) worker {
   stat_counter spawned;           // tasks pushed through spawn() by this worker
   stat_counter finished_spawned;  // of those (from any worker), finished here
 
-  std::vector<worker*> victims;  // same pool; same NUMA domain first
+  std::vector<worker*> victims;  // same NUMA domain first (steal_order.hpp)
+  std::size_t near_victims = 0;  // how many of them share this worker's NUMA domain
   unsigned pu = 0;               // index into topology::pus()
   std::thread thread;
 };

@@ -2,14 +2,21 @@
 #include "scheduler_knobs.hpp"
 
 #include <cstdint>
+#include <string>
 
 #include "scheduler.hpp"
+#include "steal_order.hpp"
 
 namespace grain::detail {
 
 void scheduler_knobs::define() {
-  steal_ = &knobs().define_int("scheduler.steal", 0, 1, 1,
-                               "work stealing between workers of a pool (1 on, 0 off)");
+  std::string values;
+  for (std::size_t i = 0; i < steal_mode_names.size(); ++i)
+    values += (i ? ", " : "") + std::to_string(i) + " " + steal_mode_names[i];
+  steal_ = &knobs().define_int("scheduler.steal", 0,
+                               static_cast<std::int64_t>(steal_mode_names.size()) - 1,
+                               static_cast<std::int64_t>(default_steal_mode),
+                               "how the workers of a pool steal from each other: " + values);
 }
 
 knob& define_pool_workers_knob(pool& p) {

@@ -3,18 +3,22 @@
 // knob read by the scheduler is defined in scheduler_knobs.cpp and gets its reader here, so
 // the worker side never looks a knob up by name. Separate from the scheduler's construction
 // because a policy changes these while the loop runs: each read here is one relaxed load.
+#include <cstdint>
+
 #include "grain/knob.hpp"
 
 namespace grain::detail {
 
 struct pool;
+enum class steal_mode : std::int64_t;
 
 class scheduler_knobs {
  public:
   void define();  // the scheduler's own knobs (scheduler.*)
 
-  // scheduler.steal: work stealing between the workers of a pool.
-  bool steal_enabled() const noexcept { return steal_ == nullptr || steal_->value() != 0; }
+  // scheduler.steal: how the workers of a pool steal from each other (defined inline in
+  // steal_order.hpp, beside the modes).
+  steal_mode steal() const noexcept;
 
  private:
   knob* steal_ = nullptr;

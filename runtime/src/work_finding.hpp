@@ -1,21 +1,14 @@
 #pragma once
 // Where a worker looks for its next task or ready user thread, and in which order: its own
-// deques, its pool's injection queue, its victims'. The one file to change for another lookup
-// or steal order. Inline: find_work runs once per task in the worker loop.
+// deques, its pool's injection queue, its victims' (steal_order.hpp). The one file to change
+// for another lookup order. Inline: find_work runs once per task in the worker loop.
 #include <cstdint>
 #include <mutex>
 
 #include "scheduler.hpp"
-#include "wake.hpp"
+#include "steal_order.hpp"
 
 namespace grain::detail {
-
-inline std::uint64_t xorshift(std::uint64_t& s) noexcept {
-  s ^= s << 13;
-  s ^= s >> 7;
-  s ^= s << 17;
-  return s;
-}
 
 inline bool pop_injected(pool& p, int prio, task_base*& t, fiber*& f) {
   if (p.inject_count.load(std::memory_order_acquire) == 0) return false;
@@ -44,50 +37,6 @@ inline bool pop_local(worker* w, int prio, task_base*& t, fiber*& f) {
   return false;
 }
 
-// A victim that moved to this worker's pool just before we read pool_now may still hold work of
-// its old pool (and the other way round): such work goes to its own pool's injection queue.
-inline bool stolen_from_other_pool(worker* w, task_base* t, fiber* f) {
-  const unsigned mine = w->home->index;
-  const auto theirs = static_cast<unsigned>(t ? t->pool : f->pool);
-  if (theirs == mine) return false;
-  if (t)
-    inject_task(w->sched->pool_at(theirs), t);
-  else
-    inject_fiber(w->sched->pool_at(theirs), f);
-  return true;
-}
-
-inline bool steal(worker* w, int prio_lo, int prio_hi, task_base*& t, fiber*& f) {
-  const auto n = w->victims.size();
-  if (n == 0) return false;
-  const unsigned mine = w->home->index;
-  // Random start inside the near (same NUMA) group would need its size; a random rotation of
-  // the whole list keeps near victims first in expectation and costs nothing.
-  std::size_t start = xorshift(w->rng) % n;
-  for (int prio = prio_lo; prio <= prio_hi; ++prio) {
-    for (std::size_t k = 0; k < n; ++k) {
-      worker* v = w->victims[(start + k) % n];
-      if (v->pool_now.load(std::memory_order_acquire) != mine)
-        continue;  // stealing stays in a pool
-      std::uint64_t membarriers = 0;
-      const bool got =
-          (f = v->pending[prio].steal(&membarriers)) || (t = v->staged[prio].steal(&membarriers));
-      if (GRAIN_UNLIKELY(membarriers != 0)) w->stats->heavy_steals.add(membarriers);
-      if (got) {
-        if (stolen_from_other_pool(w, t, f)) {
-          t = nullptr;
-          f = nullptr;
-          continue;
-        }
-        w->stats->stolen_to.inc();
-        v->stats->stolen_from.v.fetch_add(1, std::memory_order_relaxed);
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
 // Lookup order (docs/architecture.md, "Scheduler"): own high, own normal (pending, then
 // staged), the pool's injection queue, steal high/normal (same NUMA first), then low.
 inline bool find_work(worker* w, task_base*& t, fiber*& f) {
@@ -96,10 +45,10 @@ inline bool find_work(worker* w, task_base*& t, fiber*& f) {
   if (pop_local(w, 0, t, f) || pop_local(w, 1, t, f)) return true;
   pool& p = *w->home;
   if (pop_injected(p, 0, t, f) || pop_injected(p, 1, t, f)) return true;
-  const bool can_steal = w->sched->knobs().steal_enabled();
-  if (can_steal && steal(w, 0, 1, t, f)) return true;
+  const steal_mode mode = w->sched->knobs().steal();
+  if (steal(w, mode, 0, 1, t, f)) return true;
   if (pop_local(w, 2, t, f) || pop_injected(p, 2, t, f)) return true;
-  return can_steal && steal(w, 2, 2, t, f);
+  return steal(w, mode, 2, 2, t, f);
 }
 
 // Whether anything is queued in the pool (the chain wake-up of sleeping workers): its

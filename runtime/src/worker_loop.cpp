@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "grain/clock.hpp"
+#include "grain/detail/cpu_relax.hpp"
 #include "hooks_internal.hpp"
 #include "phase_timing.hpp"
 #include "scheduler.hpp"
@@ -162,7 +163,7 @@ bool idle_wait(worker* w, task_base*& t, fiber*& f) {
       // between polls delays each message by its length (32 PAUSEs are ~1.5 µs on recent x86
       // cores: with 32, the 8-byte round trip took 4.7 µs instead of 2.3).
       const int pauses = p.background_count.load(std::memory_order_relaxed) != 0 ? 1 : 32;
-      for (int i = 0; i < pauses; ++i) __builtin_ia32_pause();
+      for (int i = 0; i < pauses; ++i) cpu_relax();
       continue;
     }
     if (round < spin_rounds + yield_rounds) {
@@ -235,7 +236,7 @@ bool wait_by_polling_background(bool (*ready)(const void*), const void* ctx) noe
     // Work this worker could take (its own, a victim's, the injection queue's) goes first.
     if (pool_has_queued_work(*w->sched, *w->home) || ((i & 15) == 0 && now_ns() > until))
       return leave(false);
-    if (!run_background(w, false, {(i & 3) == 0 ? -1 : focus, &focus})) __builtin_ia32_pause();
+    if (!run_background(w, false, {(i & 3) == 0 ? -1 : focus, &focus})) cpu_relax();
   }
 }
 

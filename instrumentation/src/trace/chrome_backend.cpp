@@ -3,15 +3,20 @@
 // publish into X (complete) events as they come (the open slices of each worker are its only
 // state); counters become C events and decisions i (instant) events when they happen; M metadata
 // naming the threads and the closing bracket are written at the end. Loads in ui.perfetto.dev and
-// chrome://tracing; kept beside the native Perfetto format for tools that read only JSON.
+// chrome://tracing; kept beside the native Perfetto format for tools that read only JSON. With
+// several ranks (one file each) times are CLOCK_MONOTONIC itself, not time since this rank's
+// start, so that the files merged into one line up, and each message is an event on the
+// "network" thread: its send binds a flow (bind_id, message_flows.hpp) that its receive, in the
+// peer's file, ends.
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "../internal.hpp"
+#include "../json.hpp"
 #include "chunk_converter.hpp"
+#include "message_flows.hpp"
 #include "session_core.hpp"
 #include "trace_file.hpp"
 
@@ -31,7 +36,8 @@ class chrome_backend final : public backend {
 
   // Called by start() once start_ns is known: the header, then the converter.
   void open_workers(session_core& s) override {
-    start_ = s.start_ns;
+    start_ = s.group ? 0 : s.start_ns;
+    several_ = s.group != nullptr;
     session_ = &s;
     open_.resize(nw_);
     file_.write(fmt_header(s.start_ns));
@@ -161,6 +167,24 @@ class chrome_backend final : public backend {
     counter_event("knob:" + r.knob, ts, nw_ + 1, r.new_value);
   }
 
+  // A message (several ranks): a zero-length slice on the network thread, the start of a flow
+  // (a send) or its end (a receive), with what it carried.
+  void message(session_core& s, const message_record& m, std::uint64_t ts) override {
+    if (!s.group) return;
+    const unsigned me = s.cfg.locality;
+    const std::uint64_t flow = m.sent ? flows_.next(me, m.peer) : flows_.next(m.peer, me);
+    char e[400];
+    std::snprintf(e, sizeof e,
+                  ",\n{\"name\":\"%s\",\"cat\":\"message\",\"ph\":\"X\",\"ts\":%s,\"dur\":0,"
+                  "\"pid\":%u,\"tid\":%u,\"bind_id\":\"0x%016" PRIx64 "\",\"%s\":true,\"args\":{"
+                  "\"%s\":%u,\"tag\":%" PRIu32 ",\"bytes\":%" PRIu64 "%s}}",
+                  m.sent ? "MpiSend" : "MpiRecv", us(ts).c_str(), pid_, nw_ + 2, flow,
+                  m.sent ? "flow_out" : "flow_in", m.sent ? "to" : "from", m.peer, m.tag, m.bytes,
+                  m.sent && m.parcels ? (",\"parcels\":" + std::to_string(m.parcels)).c_str()
+                                      : "");
+    write(e);
+  }
+
   void finalize(session_core& s, std::uint64_t t_end, trace_stats& st) override {
     // (start_, session_ and open_ were set by open_workers: finalize follows a start.)
     converter_.finish();
@@ -182,6 +206,7 @@ class chrome_backend final : public backend {
     for (unsigned w = 0; w < nw_; ++w) thread_name(w, "worker " + std::to_string(w), w);
     thread_name(nw_, "runtime counters", nw_);
     thread_name(nw_ + 1, "policy engine", nw_ + 1);
+    if (several_) thread_name(nw_ + 2, "network", nw_ + 2);
     meta += "\n]}\n";
     file_.write(meta);
     file_.finish(st);
@@ -196,7 +221,9 @@ class chrome_backend final : public backend {
  private:
   unsigned nw_;
   unsigned pid_;
-  std::uint64_t start_ = 0;
+  std::uint64_t start_ = 0;  // times are since this (0 with several ranks)
+  bool several_ = false;
+  message_flows flows_;      // aux_mutex
   trace_file file_;  // the converter, the sampler and decisions write to it
   struct open_slice {
     std::uint64_t ts, guid, parent, child;

@@ -113,4 +113,16 @@ const OTF2_CollectiveCallbacks* otf2_group_callbacks() noexcept {
   return &callbacks;
 }
 
+bool all_ranks_agree(trace_group& group, bool mine) {
+  const unsigned n = group.size();
+  std::vector<unsigned char> all(n, 0);
+  const unsigned char me = mine ? 1 : 0;
+  const std::vector<std::size_t> counts(n, 1);
+  group.gatherv(&me, 1, all.data(), counts.data(), 0);
+  unsigned char verdict = 1;
+  for (unsigned char a : all) verdict &= a;
+  group.broadcast(&verdict, 1, 0);
+  return verdict != 0;
+}
+
 }  // namespace grain::instrumentation::trace_detail

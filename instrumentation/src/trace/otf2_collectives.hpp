@@ -12,4 +12,7 @@ namespace grain::instrumentation::trace_detail {
 // nullptr): the group is the user data and there is no local communicator.
 const OTF2_CollectiveCallbacks* otf2_group_callbacks() noexcept;
 
+// True when `mine` is true on every rank of `group` (collective).
+bool all_ranks_agree(trace_group& group, bool mine);
+
 }  // namespace grain::instrumentation::trace_detail

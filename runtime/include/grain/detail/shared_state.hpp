@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "grain/detail/config.hpp"
+#include "grain/detail/cpu_relax.hpp"
 #include "grain/detail/small_allocator.hpp"
 #include "grain/detail/task.hpp"
 #include "grain/detail/waiter.hpp"
@@ -41,7 +42,7 @@ class state_base {
           sync_.compare_exchange_weak(v, v | locked_bit, std::memory_order_acquire,
                                       std::memory_order_relaxed))
         break;
-      __builtin_ia32_pause();
+      cpu_relax();
     }
     waiters_.push(w);
     unlock();
@@ -167,7 +168,7 @@ class state_base {
           sync_.compare_exchange_weak(v, v | locked_bit, std::memory_order_acquire,
                                       std::memory_order_relaxed))
         return;
-      __builtin_ia32_pause();
+      cpu_relax();
     }
   }
   // Releases the lock and says whether the list holds anyone; `ready` also marks the state.

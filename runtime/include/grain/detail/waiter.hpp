@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <thread>
 
+#include "grain/detail/cpu_relax.hpp"
+
 namespace grain::detail {
 
 struct waiter {
@@ -92,7 +94,7 @@ class spinlock {
     for (unsigned spins = 0; flag_.exchange(true, std::memory_order_acquire);) {
       while (flag_.load(std::memory_order_relaxed)) {
         if (++spins < 64)
-          __builtin_ia32_pause();
+          cpu_relax();
         else
           std::this_thread::yield();
       }
