@@ -1,5 +1,7 @@
 #include "stack_pool.hpp"
 
+#include "stack_ranges.hpp"
+
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -67,6 +69,7 @@ stack_pool::stack_pool(std::size_t stack_size)
       guard_budget_(read_max_map_count() / 4) {}
 
 stack_pool::~stack_pool() {
+  for (auto* e : ranges_) stack_ranges::remove(e);
   for (auto& s : all_guarded_) ::munmap(s.guard, s.guard_size + s.size);
   for (auto& [p, n] : slabs_) ::munmap(p, n);
 }
@@ -80,6 +83,7 @@ stack stack_pool::allocate() {
       throw std::runtime_error("grain: mprotect of a stack guard region failed");
     }
     stack s{m + guard_bytes, size_, m, guard_bytes, false, true};
+    ranges_.push_back(stack_ranges::add(m, guard_bytes + size_));
     all_guarded_.push_back(s);
     return s;
   }
@@ -92,6 +96,7 @@ stack stack_pool::allocate() {
     const std::size_t slot = guard_bytes + size_;
     char* m = map_or_throw(slot * stacks_per_slab);
     slabs_.emplace_back(m, slot * stacks_per_slab);
+    ranges_.push_back(stack_ranges::add(m, slot * stacks_per_slab));
     for (std::size_t i = 0; i < stacks_per_slab; ++i) {
       char* g = m + i * slot;
       free_slab_.push_back({g + guard_bytes, size_, g, guard_bytes, true, false});

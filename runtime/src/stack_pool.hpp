@@ -21,6 +21,10 @@
 
 namespace grain::detail {
 
+namespace stack_ranges {
+struct entry;
+}
+
 struct stack {
   char* base = nullptr;         // lowest usable byte
   std::size_t size = 0;         // usable bytes
@@ -40,8 +44,9 @@ class stack_pool {
   static constexpr std::size_t default_stack_size = 1024 * 1024;
   static constexpr std::size_t max_stack_size = 256 * 1024 * 1024;
   static constexpr std::size_t min_stack_size = 16 * 1024;
-  // Larger than the frames of ordinary code; larger frames than this can still skip it (code
-  // with such frames should be built with -fstack-clash-protection).
+  // Larger than the frames of ordinary code. Larger frames can still skip it unless the code is
+  // built with -fstack-clash-protection, which grain exports to the programs that use it; a
+  // fault in any stack's reservation is reported as an overflow all the same (stack_guard.cpp).
   static constexpr std::size_t guard_bytes = 256 * 1024;
 
   explicit stack_pool(std::size_t stack_size);
@@ -78,7 +83,8 @@ class stack_pool {
   std::mutex mutex_;
   std::vector<stack> free_slab_;  // carved from slabs, not yet handed out
   std::vector<std::pair<char*, std::size_t>> slabs_;
-  std::vector<stack> all_guarded_;  // to unmap at exit
+  std::vector<stack> all_guarded_;            // to unmap at exit
+  std::vector<stack_ranges::entry*> ranges_;  // every mapping above, for the SIGSEGV handler
 };
 
 }  // namespace grain::detail
