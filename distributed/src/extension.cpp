@@ -81,6 +81,13 @@ class distributed_extension final : public extension {
       collectives::set_timeout_ms(static_cast<std::uint64_t>(
           opts.get_int("collectives-timeout", 60000, 1, 24LL * 3600 * 1000)));
     make_collectives();
+    // The /parcels and /coalescing counters exist from here on, before the instrumentation is
+    // configured: --grain:print-counter checks its names and --grain:list-counters lists them
+    // at start-up, as it does the /collectives counters'.
+    if (port_->distributed()) {
+      counters_ = register_parcel_counters(instrumentation::registry(), *port_);
+      port_->coalescing()->publish_counters(&instrumentation::registry());
+    }
     if (port_->distributed())
       spdlog::debug("grain: locality#{} of {} ({})", port_->rank(), port_->size(),
                     port_->network()->description());
@@ -93,8 +100,6 @@ class distributed_extension final : public extension {
     background_ = rt.add_background_work(0, [p = port_.get()] { return p->progress(); });
     collectives_background_ =
         rt.add_background_work(0, [c = collectives_.get()] { return c->progress(); });
-    counters_ = register_parcel_counters(instrumentation::registry(), *port_);
-    port_->coalescing()->publish_counters(&instrumentation::registry());
     watch_ = std::make_unique<peer_watch>(
         port_->rank(), port_->network()->identities(), [this](std::uint32_t r) { peer_died(r); },
         [this] { end_after_death(); }, 50, grace_s * 1000);
@@ -131,6 +136,8 @@ class distributed_extension final : public extension {
     watch_.reset();
     // A start-up that failed after configure: the counters must not outlive the engine.
     for (int id : collectives_counters_) instrumentation::registry().remove(id);
+    for (int id : counters_) instrumentation::registry().remove(id);
+    if (port_ && port_->coalescing()) port_->coalescing()->publish_counters(nullptr);
     collectives_.reset();
     if (trace_group_) instrumentation::set_trace_group(nullptr);
     trace_group_.reset();
