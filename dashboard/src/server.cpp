@@ -1,22 +1,29 @@
-// The dashboard's HTTP server (cpp-httplib), its named threads and their CPU time.
+// The dashboard's HTTP server: the gate (gate.hpp) hands it connections whose request has
+// arrived, cpp-httplib answers them on named threads whose CPU time is counted.
 #include "server.hpp"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "gate.hpp"
 #include "page.hpp"
 #include "store.hpp"
 
@@ -64,27 +71,128 @@ class thread_clocks {
   std::uint64_t ended_ns_ = 0;
 };
 
-// httplib's connection queue with threads of our own (named, CPU counted). Two threads: a
-// page keeps one connection alive while a second client (a test, another tab) is served.
-class named_pool final : public httplib::TaskQueue {
+using clock = std::chrono::steady_clock;
+
+// How long an HTTP thread may spend on one connection whose request has arrived: reading a
+// body, writing the response to a client that does not read it.
+constexpr std::chrono::milliseconds io_deadline{2000};
+
+// A connection's bytes for httplib: the head the gate read, then the socket. Every wait ends at
+// the connection's deadline, or at once when stop() shuts the socket down.
+class connection_stream final : public httplib::Stream {
  public:
-  named_pool(thread_clocks& clocks, unsigned n) : clocks_(clocks) {
+  connection_stream(int fd, std::string head)
+      : fd_(fd), head_(std::move(head)), deadline_(clock::now() + io_deadline) {}
+
+  bool is_readable() const override { return pos_ < head_.size() || wait(POLLIN); }
+  bool is_writable() const override { return wait(POLLOUT); }
+
+  ssize_t read(char* p, size_t n) override {
+    if (pos_ < head_.size()) {
+      const std::size_t k = std::min(n, head_.size() - pos_);
+      std::memcpy(p, head_.data() + pos_, k);
+      pos_ += k;
+      return static_cast<ssize_t>(k);
+    }
+    while (wait(POLLIN)) {
+      const ssize_t r = ::recv(fd_, p, n, 0);
+      if (r >= 0 || (errno != EINTR && errno != EAGAIN)) return r;
+    }
+    return -1;
+  }
+
+  ssize_t write(const char* p, size_t n) override {
+    while (wait(POLLOUT)) {
+      const ssize_t r = ::send(fd_, p, n, MSG_NOSIGNAL);
+      if (r >= 0 || (errno != EINTR && errno != EAGAIN)) return r;
+    }
+    return -1;
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    address(::getpeername, ip, port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    address(::getsockname, ip, port);
+  }
+  socket_t socket() const override { return fd_; }
+
+ private:
+  // Ready for `events` (or failed, which the next call reports) before the deadline.
+  bool wait(short events) const {
+    for (;;) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - clock::now());
+      if (left.count() <= 0) return false;
+      pollfd p{fd_, events, 0};
+      const int r = ::poll(&p, 1, static_cast<int>(left.count()));
+      if (r > 0) return true;
+      if (r == 0 || errno != EINTR) return false;
+    }
+  }
+
+  void address(int (*get)(int, sockaddr*, socklen_t*), std::string& ip, int& port) const {
+    sockaddr_in a{};
+    socklen_t len = sizeof a;
+    char text[INET_ADDRSTRLEN] = {};
+    if (get(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0 || a.sin_family != AF_INET ||
+        !::inet_ntop(AF_INET, &a.sin_addr, text, sizeof text))
+      return;
+    ip = text;
+    port = ntohs(a.sin_port);
+  }
+
+  int fd_;
+  std::string head_;
+  std::size_t pos_ = 0;
+  clock::time_point deadline_;
+};
+
+// httplib's request handling, on a connection whose request the gate has read.
+class http_server final : public httplib::Server {
+ public:
+  void serve(int fd, std::string head) {
+    connection_stream s(fd, std::move(head));
+    bool closed = false;
+    process_request(s, /*close_connection=*/true, closed, nullptr);
+  }
+};
+
+// The HTTP threads, named and CPU-counted, and their bounded queue of connections with a whole
+// request. Two threads: a request costs them only its answer (the gate did the waiting), so two
+// serve a page and a second client (a test, another tab) at once. A connection beyond
+// max_queued is closed unanswered, and stop() shuts down the ones being answered.
+class http_workers {
+ public:
+  static constexpr std::size_t max_queued = 64;
+
+  http_workers(thread_clocks& clocks, unsigned n, http_server& http)
+      : clocks_(clocks), http_(http) {
     for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { run(); });
   }
-  void enqueue(std::function<void()> fn) override {
+
+  void submit(int fd, std::string head) {
     {
       std::lock_guard lk(m_);
-      jobs_.push_back(std::move(fn));
+      if (!stopping_ && jobs_.size() < max_queued) {
+        jobs_.emplace_back(fd, std::move(head));
+        cv_.notify_one();
+        return;
+      }
     }
-    cv_.notify_one();
+    ::close(fd);
   }
-  void shutdown() override {
+
+  void stop() {
     {
       std::lock_guard lk(m_);
       stopping_ = true;
+      for (auto& j : jobs_) ::close(j.first);
+      jobs_.clear();
+      for (int fd : serving_) ::shutdown(fd, SHUT_RDWR);
     }
     cv_.notify_all();
     for (auto& t : threads_) t.join();
+    threads_.clear();
   }
 
  private:
@@ -92,23 +200,33 @@ class named_pool final : public httplib::TaskQueue {
     pthread_setname_np(pthread_self(), "grain-dash-http");
     clocks_.enter();
     for (;;) {
-      std::function<void()> fn;
+      std::pair<int, std::string> job;
       {
         std::unique_lock lk(m_);
         cv_.wait(lk, [&] { return stopping_ || !jobs_.empty(); });
-        if (jobs_.empty()) break;
-        fn = std::move(jobs_.front());
+        if (stopping_) break;
+        job = std::move(jobs_.front());
         jobs_.pop_front();
+        serving_.push_back(job.first);
       }
-      fn();
+      http_.serve(job.first, std::move(job.second));
+      {
+        // Under the lock: stop() must not shut down a number the system has given again.
+        std::lock_guard lk(m_);
+        serving_.erase(std::find(serving_.begin(), serving_.end(), job.first));
+        ::shutdown(job.first, SHUT_RDWR);
+        ::close(job.first);
+      }
     }
     clocks_.leave();
   }
 
   thread_clocks& clocks_;
+  http_server& http_;
   std::mutex m_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;
+  std::deque<std::pair<int, std::string>> jobs_;
+  std::vector<int> serving_;
   std::vector<std::thread> threads_;
   bool stopping_ = false;
 };
@@ -127,8 +245,10 @@ bool param(const httplib::Request& req, const char* name, std::uint64_t& out) {
 struct server::impl {
   explicit impl(const store& s) : data(s) {}
   const store& data;
-  httplib::Server http;
+  http_server http;
   thread_clocks clocks;
+  gate front;
+  std::unique_ptr<http_workers> workers;
   std::thread listener;
   std::atomic<int> port{0};
   std::atomic<std::uint64_t> requests{0};
@@ -136,11 +256,8 @@ struct server::impl {
 
 server::server(const store& s) : impl_(std::make_unique<impl>(s)) {
   auto* i = impl_.get();
-  i->http.new_task_queue = [i] { return new named_pool(i->clocks, 2); };
-  // One request per connection: httplib waits for a kept-alive connection's next request by
-  // polling every 10 ms, which cost a watched program 1.3 % of a core (scripts/bench-dashboard);
-  // a new loopback connection every 200 ms costs far less.
-  i->http.set_keep_alive_max_count(1);
+  // Nothing the dashboard serves takes a body.
+  i->http.set_payload_max_length(64 * 1024);
   i->http.Get("/", [i](const httplib::Request&, httplib::Response& res) {
     i->requests.fetch_add(1, std::memory_order_relaxed);
     res.set_header("Cache-Control", "no-store");
@@ -170,41 +287,29 @@ server::~server() {
 }
 
 std::string server::bind(int port) {
-  errno = 0;
-  int bound = -1;
-  if (port == 0) {
-    bound = impl_->http.bind_to_any_port("127.0.0.1");
-  } else if (impl_->http.bind_to_port("127.0.0.1", port)) {
-    bound = port;
-  }
-  if (bound <= 0) {
-    const int e = errno;
-    std::string why = "cannot listen on 127.0.0.1:" + std::to_string(port);
-    if (e != 0) why += std::string(": ") + std::strerror(e);
-    return why;
-  }
-  impl_->port.store(bound);
+  if (std::string why = impl_->front.listen(port); !why.empty()) return why;
+  impl_->port.store(impl_->front.port());
   return {};
 }
 
 void server::start() {
   auto* i = impl_.get();
+  i->workers = std::make_unique<http_workers>(i->clocks, 2, i->http);
   i->listener = std::thread([i] {
     pthread_setname_np(pthread_self(), "grain-dash-accept");
     i->clocks.enter();
-    i->http.listen_after_bind();
+    i->front.run([i](int fd, std::string head) { i->workers->submit(fd, std::move(head)); });
     i->clocks.leave();
   });
-  // httplib's stop() does nothing before listen has begun: wait for it (a bind succeeded, so
-  // it begins at once), so that an early stop() cannot leave the thread listening.
-  for (int n = 0; n < 50'000 && !i->http.is_running(); ++n)
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
 }
 
+// Immediate whatever the clients do: the gate closes the connections still arriving, the HTTP
+// threads' sockets are shut down under them.
 void server::stop() {
   if (!impl_->listener.joinable()) return;
-  impl_->http.stop();
+  impl_->front.stop();
   impl_->listener.join();
+  impl_->workers->stop();
 }
 
 int server::port() const noexcept {

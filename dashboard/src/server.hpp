@@ -1,7 +1,9 @@
 #pragma once
 // The dashboard's HTTP server on 127.0.0.1: GET / (the page) and GET /data.json (the store's
 // JSON from ?rows=SEQ&decisions=ID on). Its threads are its own and named grain-dash-*, so
-// that their CPU time is counted (/dashboard/time/cpu) and visible in top -H.
+// that their CPU time is counted (/dashboard/time/cpu) and visible in top -H. Clients that
+// connect and send nothing, or half a request, hold no thread and are closed after a deadline
+// (gate.hpp); stop() is immediate whatever the clients do.
 #include <cstdint>
 #include <memory>
 #include <string>
