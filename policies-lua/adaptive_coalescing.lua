@@ -8,7 +8,7 @@
 --          parcel.
 -- Changes: coalescing.<action>.parcels, coalescing.<action>.interval (only when they move)
 -- Why:     coalescing pays when parcels come densely (one message instead of many) and costs
---          when a parcel waits for company that does not come (seed 001 §3: any static
+--          when a parcel waits for company that does not come (Wagle 2019, §3: any static
 --          setting is a compromise between phases). The model:
 --          * a message of n parcels fills in n·g, g the gap between parcels *within* a burst:
 --            the interval is fill·n·g, just long enough for a message to fill; the geometric
@@ -29,11 +29,11 @@
 --          Sampling on the coalescer's events, not on a wall-clock period: a dense burst of
 --          100,000 parcels lasts a few milliseconds, so a 10 ms (even 2 ms) sample sees it
 --          when it is over; an event every 64 parcels sees it after 64.
--- Seed:    001 (parcel coalescing, Algorithm 1, the arrival-time counters).
+-- Paper:   Wagle 2019 (parcel coalescing, Algorithm 1, the arrival-time counters).
 --
--- Configuration: a global ADAPTIVE_COALESCING table set by a policy loaded before this one,
--- or require("adaptive_coalescing").start{ action = "work", ... }; keys and defaults in
--- M.defaults (docs/policies.md).
+-- Settings (M.defaults below; docs/policies.md), from a global ADAPTIVE_COALESCING table set
+-- by a policy loaded before this one, or from require("adaptive_coalescing").start{ action =
+-- "work", ... }.
 
 local M = {}
 
@@ -58,15 +58,8 @@ local function pow2_floor(x)
   return p
 end
 
-function M.start(user)
-  local cfg = {}
-  for k, v in pairs(M.defaults) do cfg[k] = v end
-  for k, v in pairs(user or {}) do
-    if M.defaults[k] == nil then
-      error("adaptive_coalescing: unknown setting '" .. tostring(k) .. "'", 2)
-    end
-    cfg[k] = v
-  end
+function M.start(given)
+  local cfg = grain.settings(M.defaults, given)
   assert(cfg.every >= 1 and cfg.max_parcels >= 1 and cfg.fill > 0 and cfg.sparse_us > 0,
          "adaptive_coalescing: every, max_parcels, fill and sparse_us must be positive")
   local action = cfg.action

@@ -1,62 +1,76 @@
--- adaptive_grain.lua — find an efficient task grain size online (seed 000).
+-- adaptive_grain.lua — find an efficient task grain size online, and settle there.
 --
--- Reads, as differences over each window (the time between two counter snapshots, or between
--- two iteration events):
---   /threads/time/overall      Σt_func: worker time in the scheduling loop, busy or idle
---   /threads/time/cumulative   Σt_exec: worker time inside tasks
---   /threads/time/idle         time spent looking for work and finding none
---   /threads/count/cumulative  n_t: tasks completed
---   /threads/count/pending-accesses, -misses   (reported in the reasons, seed 000 IV-E)
---   and the iteration event's payload: the grain the step ran with (`nx`), its duration.
--- From these (seed 000 Eq. 1-4, over the window rather than since the start):
+-- Reads:   as differences over each window (between two counter snapshots, or two step
+--          events), for this locality's total (`instance`):
+--            /threads/time/overall      Σt_func: worker time in the scheduling loop
+--            /threads/time/cumulative   Σt_exec: worker time inside tasks
+--            /threads/time/idle         time spent looking for work and finding none
+--            /threads/count/cumulative  n_t: tasks completed
+--            /threads/count/pending-accesses, -misses   (only reported in the reasons)
+--            /threads/count/active-workers              (until the start event says)
+--          and the application's step event (`trigger`, grain-stencil's "iteration"): the
+--          grain the step ran with (`nx_field`), its duration (`duration_field`) and its
+--          number of tasks (`parts_field`).
+-- Changes: the grain knob (`knob`, stencil.nx by default; any int or double knob whose larger
+--          values mean larger tasks, e.g. a chunk size).
+-- Why:     Grubel et al. 2015: execution time is high for very fine tasks (overhead) and very
+--          coarse ones (starvation) and flat in between. The policy aims at one task duration
+--          in the flat part, t* = aim * max(lambda * t_m, min_task_ns): a task should pay for
+--          its management many times over (Wagle 2019's rule for inlining and chunking,
+--          lambda as in loop.lambda) and be long enough that the costs inside it that do not
+--          shrink with the grain do not dominate. It coarsens while tasks are too short for
+--          that, refines while workers starve or a step has too few tasks for the workers,
+--          checks every move against the step times (undoing one that made steps slower), and
+--          settles. Each decision's reason gives the metrics it was taken on.
+--
+-- Settings (M.defaults below, grouped; docs/policies.md explains them with measurements),
+-- from a global ADAPTIVE_GRAIN table set by a policy loaded before this one, or from
+-- require("adaptive_grain").start{ knob = "my.chunk", lambda = 50 }; e.g.
+--   --grain:policy=my_settings.lua --grain:policy=policies-lua/adaptive_grain.lua
+-- with my_settings.lua containing:  ADAPTIVE_GRAIN = { knob = "my.chunk", lambda = 50 }
+--
+-- How it decides. The metrics of a window (Grubel et al. 2015, Eq. 1-4, over the window
+-- rather than since the start), and the idle rate split into the two causes the paper finds
+-- at the two ends of the partition-size sweep:
 --   t_d = ΔΣt_exec / Δn_t                        task duration
 --   t_o = (ΔΣt_func - ΔΣt_exec) / Δn_t           task overhead
 --   idle-rate = (ΔΣt_func - ΔΣt_exec) / ΔΣt_func
--- and the idle-rate split into its two causes, which seed 000 finds at the two ends of the
--- partition-size sweep:
 --   t_m = (ΔΣt_func - ΔΣt_exec - Δidle) / Δn_t   management overhead per task (fine grain:
 --         creating, queueing and switching to tasks)
 --   starvation = Δidle / ΔΣt_func               share of worker time without work (coarse
 --         grain: too few partitions to keep every worker busy)
--- Changes: the grain knob (`stencil.nx` by default; any integer or double knob whose larger
---          values mean larger tasks, e.g. a chunk size).
--- Why:     seed 000 (Grubel et al.): execution time is high for very fine tasks (overhead) and
---          very coarse ones (starvation) and flat in between. The policy has one target, an
---          efficient task duration t* = aim * max(lambda * t_m, min_task_ns) (t_m: the least
---          seen over windows of at least `min_tasks` tasks): a task should pay for its
---          management many times over (seed 001's rule for inlining and chunking,
---          lambda as in loop.lambda), and not be so short that the costs inside it that do not
---          shrink with the grain dominate (allocations, futures: the scheduler counts them as
---          execution; seed 000 sees them as wait time). With t_d = a * grain + b fitted on the
---          last two grains seen (the first move, with one grain: b = fixed_share * t_d when
---          coarsening; else, and when the fit fails, b = 0), it
---            * coarsens while t_d < max(lambda * t_m, min_task_ns) / hysteresis, to the grain
---              where t_d = t*;
---            * refines while the starvation share is above `starvation_high` (in `confirm`
---              snapshot windows in a row, or one whole step), or while a step has fewer than
---              `partitions_per_worker` partitions per worker (`parts_field`), to the grain
---              where t_d = t*: as many partitions as still pay for themselves; never finer (a
---              serial producer, or the re-partitioning itself, starves workers at fine grain
---              too); with too few partitions, to at least `partitions_per_worker` per worker,
---              and never coarser (a t_m inflated by a loaded machine must not turn it round);
---            * on the very first step with fewer than `partitions_per_worker` partitions per
---              worker, refines at once, without waiting for a counter window, to
---              `coarse_jump` partitions per worker (grain * partitions / (coarse_jump *
---              workers)): a coarse step is long and has few tasks, so a window would take
---              several steps, each of them a whole coarse step; the rules above fine-tune;
---            * otherwise holds: the efficient region. Optionally (`gain`, off by default) it
---              makes one more step of at most `probe` in the direction of its last move when
---              that move made steps faster by `gain` (cache and page-fault effects show in the
---              step time only); with grain-stencil that costs more re-partitions than it wins.
---          Steps are multiplicative (the sweep spans decades), at most `max_factor`. The grains
---          it judged too fine / too coarse bracket the efficient region; a move never leaves
---          the bracket (it bisects it geometrically instead), and the step cap shrinks to its
---          square root at every change of direction, so it cannot oscillate for ever. A move
---          that made steps slower than the best grain seen by `slowdown` is undone. It settles
---          after `settle_after` steps in a row without a move (or when the bracket is narrower
---          than `settle_ratio`, or at the end of the knob's range); settled, it re-opens only when a condition persists for
---          `patience` steps and steps got `reopen_slowdown` slower than when it settled, at
---          most `max_reopen` times, each time with a smaller step cap.
+-- t_m in t* is the least seen over windows of at least `min_tasks` tasks; "costs that do not
+-- shrink with the grain" are allocations and futures, which the scheduler counts as execution
+-- (the paper sees them as wait time). With t_d = a * grain + b fitted on the last two grains
+-- seen (the first move, with one grain: b = fixed_share * t_d when coarsening; else, and when
+-- the fit fails, b = 0), it
+--   * coarsens while t_d < max(lambda * t_m, min_task_ns) / hysteresis, to the grain where
+--     t_d = t*;
+--   * refines while the starvation share is above `starvation_high` (in `confirm` snapshot
+--     windows in a row, or one whole step), or while a step has fewer than
+--     `partitions_per_worker` partitions per worker (`parts_field`), to the grain where
+--     t_d = t*: as many partitions as still pay for themselves; never finer (a serial
+--     producer, or the re-partitioning itself, starves workers at fine grain too); with too
+--     few partitions, to at least `partitions_per_worker` per worker, and never coarser (a t_m
+--     inflated by a loaded machine must not turn it round);
+--   * on the very first step with fewer than `partitions_per_worker` partitions per worker,
+--     refines at once, without waiting for a counter window, to `coarse_jump` partitions per
+--     worker (grain * partitions / (coarse_jump * workers)): a coarse step is long and has few
+--     tasks, so a window would take several steps, each of them a whole coarse step; the rules
+--     above fine-tune;
+--   * otherwise holds: the efficient region. Optionally (`gain`, off by default) it makes one
+--     more step of at most `probe` in the direction of its last move when that move made
+--     steps faster by `gain` (cache and page-fault effects show in the step time only); with
+--     grain-stencil that costs more re-partitions than it wins.
+-- Steps are multiplicative (the sweep spans decades), at most `max_factor`. The grains it
+-- judged too fine / too coarse bracket the efficient region; a move never leaves the bracket
+-- (it bisects it geometrically instead), and the step cap shrinks to its square root at every
+-- change of direction, so it cannot oscillate for ever. A move that made steps slower than
+-- the best grain seen by `slowdown` is undone. It settles after `settle_after` steps in a row
+-- without a move (or when the bracket is narrower than `settle_ratio`, or at the end of the
+-- knob's range); settled, it re-opens only when a condition persists for `patience` steps and
+-- steps got `reopen_slowdown` slower than when it settled, at most `max_reopen` times, each
+-- time with a smaller step cap.
 -- Every knob change is a decision record (log, summary, trace: rule "adaptive_grain") whose
 -- reason gives t_d, t_m, t_o, idle-rate, starvation, pending misses, the fit and, for
 -- time-based moves, the step times; settling is logged at info level.
@@ -66,55 +80,57 @@
 -- --grain:sample-interval, 10 ms by default), or on the snapshot an application takes at the
 -- end of its first step (grain-stencil --settle: grain::instrumentation::sample_now() and
 -- grain::settle_listeners() before it submits step 1, so the decision acts on step 1); then
--- also on iteration events. After a change, windows are ignored until `warmup`
--- steps with the new grain were reported (`nx_field`; the first steps at a new size also
--- re-partition and touch new memory; without the field, `skip` + `warmup` - 1 events). Step
--- times (`duration_field`) are compared as means of the last 4 steps at a grain, once there
--- are `min_steps` of them (pipelined steps end in bursts; single step times are noise).
---
--- Configuration: a global ADAPTIVE_GRAIN table set by a policy loaded before this one, e.g.
---   ADAPTIVE_GRAIN = { knob = "my.chunk", lambda = 50 }
---   --grain:policy=my_settings.lua --grain:policy=policies-lua/adaptive_grain.lua
--- or require("adaptive_grain").start{...}. Keys and defaults: `defaults` below;
--- docs/policies.md explains them with measurements.
+-- also on step events. After a change, windows are ignored until `warmup` steps with the new
+-- grain were reported (`nx_field`; the first steps at a new size also re-partition and touch
+-- new memory; without the field, `skip` + `warmup` - 1 events). Step times (`duration_field`)
+-- are compared as means of the last 4 steps at a grain, once there are `min_steps` of them
+-- (pipelined steps end in bursts; single step times are noise).
 
 local M = {}
 
 M.defaults = {
-  knob = "stencil.nx",           -- the grain knob (larger = coarser)
-  trigger = "iteration",         -- the application's step event (false: none)
-  nx_field = "nx",               -- payload: the grain the step ran with (false: unknown)
-  duration_field = "duration_ns",  -- payload: the step's duration (false: no time rules)
-  parts_field = "partitions",    -- payload: tasks per step (false: unknown)
-  partitions_per_worker = 2,     -- refine while a step has fewer partitions per worker
-  coarse_jump = 100,             -- first step below that: refine at once to this many per
-                                 -- worker (false: wait for the counters)
-  instance = false,              -- counter instance of the metrics (false: this locality's
-                                 -- total, "locality#" .. grain.locality .. "/total")
-  lambda = 100,                  -- coarsen while t_d < lambda * t_m ...
-  min_task_ns = 20000,           -- ... or t_d < this
-  aim = 4,                       -- ... aiming at aim times that bound (refine: not below)
-  hysteresis = 2,                -- coarsen only below bound / hysteresis
-  fixed_share = 0.75,            -- coarsening from one grain: share of t_d taken as fixed
-  starvation_high = 0.15,        -- refine above this starvation share of worker time
-  min_tasks = 8,                 -- tasks a snapshot window needs to be judged
-  max_factor = 64,               -- largest step (multiplicative)
-  min_factor = 2,                -- smaller steps are not worth a re-partition: hold
-  gain = false,                  -- keep going while a move made steps this much faster
-                                 -- (a number, e.g. 1.5; off: see docs/policies.md) ...
-  probe = 2,                     -- ... by this factor at most
-  slowdown = 1.5,                -- undo a move whose steps are this much slower than the best
-  settle_ratio = 1.5,            -- bracket hi/lo below this: settled
-  settle_after = 3,              -- steps in a row without a move: settled
-  min_steps = 4,                 -- steps at a grain (after `warmup`) before its time counts
-  confirm = 2,                   -- snapshot windows in a row that must show starvation to refine
-  warmup = 2,                    -- steps at a new grain before it is measured at all
-  skip = 1,                      -- events skipped after a change when nx_field is absent
-  patience = 4,                  -- settled: steps a condition must persist to re-open ...
-  reopen_slowdown = 1.5,         -- ... with steps this much slower than when it settled
-  reopen_factor = 4,             -- step cap after re-opening (then its root, ...)
-  max_reopen = 3,                -- re-openings at most
-  name = "adaptive_grain",       -- rule name of the decisions
+  -- What it moves, and under which name.
+  knob = "stencil.nx",            -- the grain knob (larger = coarser)
+  name = "adaptive_grain",        -- rule name of the decisions
+  instance = grain.optional("string"),  -- counter instance of the metrics (default: this
+                                  -- locality's total, "locality#" .. grain.locality .. "/total")
+  -- What the application reports at the end of a step (false: it does not).
+  trigger = grain.optional("string", "iteration"),        -- the step event (false: none)
+  nx_field = grain.optional("string", "nx"),              -- the grain the step ran with
+  duration_field = grain.optional("string", "duration_ns"),  -- its duration (false: no
+                                                          -- time rules)
+  parts_field = grain.optional("string", "partitions"),   -- its number of tasks
+  -- The target task duration t* and when to coarsen towards it.
+  lambda = 100,                   -- coarsen while t_d < lambda * t_m ...
+  min_task_ns = 20000,            -- ... or t_d < this
+  aim = 4,                        -- ... aiming at aim times that bound (refine: not below)
+  hysteresis = 2,                 -- coarsen only below bound / hysteresis
+  fixed_share = 0.75,             -- coarsening from one grain: share of t_d taken as fixed
+  min_tasks = 8,                  -- tasks a snapshot window needs to be judged
+  -- When to refine.
+  starvation_high = 0.15,         -- refine above this starvation share of worker time ...
+  confirm = 2,                    -- ... in this many snapshot windows in a row
+  partitions_per_worker = 2,      -- refine while a step has fewer partitions per worker
+  coarse_jump = grain.optional("number", 100),  -- first step below that: refine at once to
+                                  -- this many per worker (false: wait for the counters)
+  -- How far one move goes.
+  max_factor = 64,                -- largest step (multiplicative)
+  min_factor = 2,                 -- smaller steps are not worth a re-partition: hold
+  gain = grain.optional("number"),  -- keep going while a move made steps this much faster
+                                  -- (e.g. 1.5; off by default: see docs/policies.md) ...
+  probe = 2,                      -- ... by this factor at most
+  -- The step times that check the moves.
+  warmup = 2,                     -- steps at a new grain before it is measured at all
+  skip = 1,                       -- events skipped after a change when nx_field is absent
+  min_steps = 4,                  -- steps at a grain (after `warmup`) before its time counts
+  slowdown = 1.5,                 -- undo a move whose steps are this much slower than the best
+  -- Settling, and re-opening once settled.
+  settle_ratio = 1.5,             -- bracket hi/lo below this: settled
+  settle_after = 3,               -- steps in a row without a move: settled
+  patience = 4,                   -- settled: steps a condition must persist to re-open ...
+  reopen_slowdown = 1.5,          -- ... with steps this much slower than when it settled
+  reopen_factor = 4,              -- step cap after re-opening (then its root, ...)
+  max_reopen = 3,                 -- re-openings at most
 }
 
 local function fmt_time(ns)
@@ -141,15 +157,8 @@ local function window_metrics(a, b)
   }
 end
 
-function M.start(user)
-  local cfg = {}
-  for k, v in pairs(M.defaults) do cfg[k] = v end
-  for k, v in pairs(user or {}) do
-    if M.defaults[k] == nil then
-      error("adaptive_grain: unknown setting '" .. tostring(k) .. "'", 2)
-    end
-    cfg[k] = v
-  end
+function M.start(given)
+  local cfg = grain.settings(M.defaults, given)
   assert(cfg.lambda > 0 and cfg.aim >= 1, "adaptive_grain: lambda > 0 and aim >= 1")
   assert(cfg.starvation_high > 0 and cfg.starvation_high < 1,
          "adaptive_grain: starvation_high must be in (0, 1)")
@@ -300,9 +309,10 @@ function M.start(user)
     if m.tasks >= cfg.min_tasks then st.tm_min = math.min(st.tm_min or m.t_m, m.t_m) end
     local t_m = st.tm_min or 0
     local floor = math.max(cfg.lambda * t_m, cfg.min_task_ns)
-    -- Fewer partitions than workers can use: starved by construction (seed 000's coarse end),
-    -- whatever one window's idle time says, and never a reason to coarsen: a t_m inflated by a
-    -- loaded machine (a preempted worker's time counts as management) must not turn it round.
+    -- Fewer partitions than workers can use: starved by construction (the coarse end of
+    -- Grubel et al. 2015), whatever one window's idle time says, and never a reason to
+    -- coarsen: a t_m inflated by a loaded machine (a preempted worker's time counts as
+    -- management) must not turn it round.
     local workers = st.workers or grain.counter(prefix .. "count/active-workers")
     local few = st.parts and workers and st.parts < cfg.partitions_per_worker * workers
     -- Coarsen only well below the bound (`hysteresis`), aim well above it (`aim`): a grain

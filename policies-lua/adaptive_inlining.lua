@@ -21,7 +21,8 @@
 --          both hold (idle cores cost more than overhead on busy ones). A condition must hold
 --          for `patience` windows in a row; windows with fewer than `min_tasks` completed tasks
 --          are dropped (nothing is running, or a serial phase), and lambda stays within
---          [`min`, `max`]. In between it holds: the efficient region of seed 000's curve.
+--          [`min`, `max`]. In between it holds: the efficient region of the curve of
+--          Grubel et al. 2015.
 --          Between the two, the task rate decides (`climb`): every adaptive launch counts in
 --          n_t whether it was inlined or spawned, so Δn_t per second of wall time is the rate
 --          at which the program's work gets done. It measures the rate over `probe_windows`
@@ -30,32 +31,38 @@
 --          when neither direction pays; settled, it probes again after `reprobe` windows.
 --          This finds what the counters cannot show directly: the costs a spawn has beyond
 --          t_o in this program (a parent suspending to join, a sleeping worker woken up).
--- Seeds:   000 (idle-rate, management overhead and starvation at the two ends of the grain
---          sweep), 001 (inlining against lambda x t_o).
+-- Papers: Grubel et al. 2015 (idle-rate, management overhead and starvation at the two ends
+--          of the grain sweep), Wagle 2019 (inlining against lambda x t_o).
 --
--- Configuration: a global ADAPTIVE_INLINING table set by a policy loaded before this one, or
---   require("adaptive_inlining").start{ overhead_high = 0.05, starvation_high = 0.10,
---                                        factor = 2, patience = 2, min = 0.25, max = 256,
---                                        min_tasks = 1000, knob = "inline.lambda",
---                                        climb = true, probe_windows = 4, gain = 0.10,
---                                        reprobe = 50 }
--- e.g.  --grain:inline=adaptive --grain:policy=policies-lua/adaptive_inlining.lua
+-- Settings (M.defaults below), from a global ADAPTIVE_INLINING table set by a policy loaded
+-- before this one, or from require("adaptive_inlining").start{ factor = 4, ... }; e.g.
+--   --grain:inline=adaptive --grain:policy=policies-lua/adaptive_inlining.lua
 
 local M = {}
 
-function M.start(cfg)
-  cfg = cfg or {}
-  local knob = grain.knob(cfg.knob or "inline.lambda")
-  local overhead_high = cfg.overhead_high or 0.05
-  local starvation_high = cfg.starvation_high or 0.10
-  local factor = cfg.factor or 2
-  local patience = cfg.patience or 2
-  local min_lambda, max_lambda = cfg.min or 0.25, cfg.max or 256
-  local min_tasks = cfg.min_tasks or 1000
-  local climb_on = cfg.climb ~= false
-  local probe_windows = cfg.probe_windows or 4
-  local gain = cfg.gain or 0.10
-  local reprobe = cfg.reprobe or 50
+M.defaults = {
+  knob = "inline.lambda",   -- the knob it moves
+  overhead_high = 0.05,     -- inline more above this management share of worker time
+  starvation_high = 0.10,   -- inline less above this starvation share
+  factor = 2,               -- lambda moves by x or / this
+  patience = 2,             -- windows in a row a condition must hold
+  min = 0.25, max = 256,    -- lambda stays within [min, max]
+  min_tasks = 1000,         -- windows with fewer completed tasks are dropped
+  climb = true,             -- in between, climb the task rate
+  probe_windows = 4,        -- windows per rate measurement
+  gain = 0.10,              -- keep a move that raised the rate by more than this share
+  reprobe = 50,             -- settled: windows before it probes again
+}
+
+function M.start(given)
+  local cfg = grain.settings(M.defaults, given)
+  local knob = grain.knob(cfg.knob)
+  local overhead_high, starvation_high = cfg.overhead_high, cfg.starvation_high
+  local factor, patience = cfg.factor, cfg.patience
+  local min_lambda, max_lambda = cfg.min, cfg.max
+  local min_tasks = cfg.min_tasks
+  local climb_on = cfg.climb
+  local probe_windows, gain, reprobe = cfg.probe_windows, cfg.gain, cfg.reprobe
   assert(factor > 1, "adaptive_inlining: factor must be > 1")
   assert(min_lambda < max_lambda, "adaptive_inlining: min must be below max")
 

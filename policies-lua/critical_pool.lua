@@ -8,26 +8,34 @@
 --   /threads{locality#0/pool#P/total}/time/overall, time/cumulative         Σt_func, Σt_exec:
 --        the idle rate of P over the window, (ΔΣt_func − ΔΣt_exec) / ΔΣt_func
 -- Changes: pool.<pool>.share (workers serving the critical pool; the others serve default)
--- Why:     seed 003 speeds up Cholesky by a third and merge sort by almost half with a pool of
---          its own for the critical tasks — but with the split (c, d) chosen by hand per
---          machine, and the time is sensitive to it (its Fig. 6–9); its authors name tuning it
+-- Why:     Jiang et al. 2020 speed up Cholesky by a third and merge sort by almost half with
+--          a pool of its own for the critical tasks — but with the split (c, d) chosen by hand
+--          per machine, and the time is sensitive to it (their Fig. 6–9); they name tuning it
 --          as open. A pool whose tasks wait longer than the other's (its staged + pending wait,
---          the seed's Fig. 8 quantities) has too few workers: a worker moves to it when its
+--          the paper's Fig. 8 quantities) has too few workers: a worker moves to it when its
 --          wait exceeds `ratio` × the other's for `patience` windows in a row. Without wait
 --          samples (a pool ran nothing measurable), a pool idle above `idle_high` gives a
 --          worker to one idle below `idle_low`. After a move it waits `cooldown` windows for
 --          the counters to show the new split. A move that undoes the previous one is a
 --          reversal: after `max_reversals` of them it settles on the better side and stops.
--- Seed:    003 (Jiang et al., decoupled pools and their wait-time counters).
+-- Paper:   Jiang et al. 2020 (decoupled pools and their wait-time counters).
 --
--- Configuration: a global CRITICAL_POOL table set by a policy loaded before this one, or
---   require("critical_pool").start{ pool = "critical", window = 5, ratio = 1.5,
---     patience = 2, cooldown = 1, idle_high = 0.5, idle_low = 0.1, max_reversals = 2,
---     min_waits = 4 }
--- window: samples per decision window (the sampler's period is --grain:sample-interval);
--- min_waits: measured waits a pool needs in a window for its average to count.
+-- Settings (M.defaults below), from a global CRITICAL_POOL table set by a policy loaded before
+-- this one, or from require("critical_pool").start{ pool = "critical", window = 5, ... }.
 
 local M = {}
+
+M.defaults = {
+  pool = "critical",   -- the pool whose share it moves (the other one is "default")
+  window = 5,          -- samples per decision window (the sampler's --grain:sample-interval)
+  ratio = 1.5,         -- a pool whose tasks wait this much longer gets a worker ...
+  patience = 2,        -- ... after this many windows in a row
+  cooldown = 1,        -- windows it waits after a move
+  idle_high = 0.5,     -- without waits: a pool idle above this gives a worker ...
+  idle_low = 0.1,      -- ... to one idle below this
+  max_reversals = 2,   -- moves that undo the previous one before it settles
+  min_waits = 4,       -- measured waits a pool needs in a window for its average to count
+}
 
 local function pool_reader(name)
   local prefix = "/threads{locality#0/pool#" .. name .. "/total}/"
@@ -63,16 +71,11 @@ local function fmt_us(ns)
   return string.format("%.1f us", ns / 1000)
 end
 
-function M.start(cfg)
-  cfg = cfg or {}
-  local pool = cfg.pool or "critical"
-  local window = cfg.window or 5
-  local ratio = cfg.ratio or 1.5
-  local patience = cfg.patience or 2
-  local cooldown = cfg.cooldown or 1
-  local idle_high, idle_low = cfg.idle_high or 0.5, cfg.idle_low or 0.1
-  local max_reversals = cfg.max_reversals or 2
-  local min_waits = cfg.min_waits or 4
+function M.start(given)
+  local cfg = grain.settings(M.defaults, given)
+  local pool, window, ratio, patience = cfg.pool, cfg.window, cfg.ratio, cfg.patience
+  local cooldown, idle_high, idle_low = cfg.cooldown, cfg.idle_high, cfg.idle_low
+  local max_reversals, min_waits = cfg.max_reversals, cfg.min_waits
   assert(ratio > 1, "critical_pool: ratio must be above 1")
   assert(idle_low < idle_high, "critical_pool: idle_low must be below idle_high")
 

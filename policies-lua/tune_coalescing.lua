@@ -5,15 +5,15 @@
 --          run, over its last 1024), the median of `window` samples per point
 -- Changes: coalescing.<action>.parcels and .interval (narrowed to [1, max_parcels] and
 --          [0, max_interval_us]); at the end the best point measured, kept for the rest of the run
--- Why:     the search APEX's tuning requests would run (seed 001 §3 left the tuner unmerged):
+-- Why:     the search APEX's tuning requests would run (Wagle 2019, §3, left the tuner unmerged):
 --          it assumes nothing about coalescing — no model of gaps, fill times or bursts — and
 --          pays for that with evaluations, each `skip + window` samples long, including the bad
 --          points the simplex tries on its way, and with a single answer for the whole run.
 --          docs/policies.md compares it with adaptive_coalescing.lua, which models the traffic.
--- Seed:    001 (coalescing parameters), APEX tuning requests.
+-- Papers:  Wagle 2019 (coalescing parameters), APEX tuning requests.
 --
--- Configuration: a global TUNE_COALESCING table set by a policy loaded before this one, or
---   require("tune_coalescing").start{ action = "work", ... }; keys and defaults in M.defaults.
+-- Settings (M.defaults below), from a global TUNE_COALESCING table set by a policy loaded
+-- before this one, or from require("tune_coalescing").start{ action = "work", ... }.
 
 local M = {}
 
@@ -29,15 +29,8 @@ M.defaults = {
   strategy = "nelder_mead",
 }
 
-function M.start(user)
-  local cfg = {}
-  for k, v in pairs(M.defaults) do cfg[k] = v end
-  for k, v in pairs(user or {}) do
-    if M.defaults[k] == nil then
-      error("tune_coalescing: unknown setting '" .. tostring(k) .. "'", 2)
-    end
-    cfg[k] = v
-  end
+function M.start(given)
+  local cfg = grain.settings(M.defaults, given)
   local p, i = "coalescing." .. cfg.action .. ".parcels", "coalescing." .. cfg.action .. ".interval"
   -- The search starts with the traffic: the first sample that has the metric (before it,
   -- grain.tune would end for want of it).

@@ -6,23 +6,24 @@
 --          change.
 -- Changes: the grain knob (`stencil.nx` by default); at the end, the best value measured.
 -- Why:     like APEX's repartitioning example (an online search over the partition count of
---          a stencil), but on log(grain): seed 000's execution time vs. partition size is a
---          valley spanning decades, flat at the bottom, so a multiplicative step means the same
---          everywhere and a search over the linear range would spend its first evaluations at
---          half the range. grain.tune's strategies work on the linear range of a knob, hence
---          this 1-D Nelder-Mead (reflect 1, expand 2, contract 1/2, shrink 1/2) in Lua, on
---          u = log(grain). Each point is measured as the mean of `window` steps, after the
---          change has reached the application and `first` steps at the new grain. The search ends when the simplex is narrower
---          than `tolerance` (a factor), or after `budget` evaluations; the best point is then
---          applied and kept (decision reason "tune_grain converged ..."), and the policy stops.
+--          a stencil), but on log(grain): the execution time vs. partition size of Grubel et
+--          al. 2015 is a valley spanning decades, flat at the bottom, so a multiplicative step
+--          means the same everywhere and a search over the linear range would spend its first
+--          evaluations at half the range. grain.tune's strategies work on the linear range of
+--          a knob, hence this 1-D Nelder-Mead (reflect 1, expand 2, contract 1/2, shrink 1/2)
+--          in Lua, on u = log(grain). Each point is measured as the mean of `window` steps,
+--          after the change has reached the application and `first` steps at the new grain.
+--          The search ends when the simplex is narrower than `tolerance` (a factor), or after
+--          `budget` evaluations; the best point is then applied and kept (decision reason
+--          "tune_grain converged ..."), and the policy stops.
 --
 -- Compared with adaptive_grain.lua it needs no counters and assumes nothing about why a grain
 -- is slow, but it pays for every probe with whole iterations at that grain, including the bad
 -- ones Nelder-Mead tries on its way.
 --
--- Configuration: a global TUNE_GRAIN table set by a policy loaded before this one, or
---   require("tune_grain").start{ knob = "stencil.nx", metric = "duration_ns", ... }
--- Keys and defaults: `defaults` below (docs/policies.md).
+-- Settings (M.defaults below; docs/policies.md), from a global TUNE_GRAIN table set by a
+-- policy loaded before this one, or from require("tune_grain").start{ knob = "stencil.nx",
+-- metric = "duration_ns", ... }.
 
 local M = {}
 
@@ -30,16 +31,18 @@ M.defaults = {
   knob = "stencil.nx",
   trigger = "iteration",      -- the event that ends a step
   metric = "duration_ns",     -- payload field, or a "/counter"
-  nx_field = "nx",            -- payload field: the grain the step ran with (false: unknown)
+  nx_field = grain.optional("string", "nx"),  -- payload: the grain the step ran with (false:
+                                              -- unknown)
   skip = 1,                   -- steps ignored after a change when nx_field is absent
   first = 2,                  -- steps at a new point ignored (they re-partition, touch new memory)
   window = 3,                 -- steps measured per point (their mean)
   initial_step = 8,           -- the simplex's second vertex: grain x initial_step
   tolerance = 1.25,           -- converged when the simplex spans less than this factor
   budget = 16,                -- evaluations at most
-  min = nil, max = nil,       -- narrower range than the knob's
+  min = grain.optional("number"),  -- narrower range than the knob's
+  max = grain.optional("number"),
   name = "tune_grain",
-  on_done = nil,              -- function(best_value, best_metric, converged)
+  on_done = grain.optional("function"),  -- function(best_value, best_metric, converged)
 }
 
 -- The mean, not the median: the steps of a pipelined application end in bursts (two steps
@@ -51,14 +54,8 @@ local function mean(t)
   return s / #t
 end
 
-function M.start(user)
-  local cfg = {}
-  for k, v in pairs(M.defaults) do cfg[k] = v end
-  for k, v in pairs(user or {}) do
-    local known = M.defaults[k] ~= nil or k == "min" or k == "max" or k == "on_done"
-    if not known then error("tune_grain: unknown setting '" .. tostring(k) .. "'", 2) end
-    cfg[k] = v
-  end
+function M.start(given)
+  local cfg = grain.settings(M.defaults, given)
   if cfg.nx_field == false then cfg.nx_field = nil end
   assert(cfg.initial_step > 1 and cfg.tolerance > 1, "tune_grain: initial_step and tolerance > 1")
   assert(cfg.window >= 1 and cfg.budget >= 2, "tune_grain: window >= 1 and budget >= 2")

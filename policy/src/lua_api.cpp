@@ -59,6 +59,7 @@ void open_grain_api(lua_State* L) {
   add_tune_function(L);
   add_knob_functions(L);
   add_counter_functions(L);
+  add_settings_functions(L);
   static const luaL_Reg log_funcs[] = {{"debug", l_log<spdlog::level::debug>},
                                        {"info", l_log<spdlog::level::info>},
                                        {"warn", l_log<spdlog::level::warn>},
