@@ -4,7 +4,10 @@ python3-protobuf (message classes compiled by protoc from perfetto_trace.proto, 
 Perfetto's published format grain writes), applies Perfetto's sequence rules itself
 (incremental clocks, interned names, packet defaults), rebuilds the slices, flows, counters
 and instant events, and prints a summary as JSON. Anything a conforming reader could not make
-sense of goes into "errors".
+sense of goes into "errors", among them a thread id that two processes share or that is
+another process's pid (trace processor would merge their threads). Several ranks' files
+concatenated (cat trace.rank*.pftrace) are one trace: the messages (MpiSend/MpiRecv instants
+on the "network" threads) are paired by their flow ids.
 
 usage: perfetto_decode.py PERFETTO_TRACE.proto TRACE_FILE
 """
@@ -56,6 +59,10 @@ def main():
     last_ts = 0
     events = []            # (ts, packet index, track, name, TrackEvent)
     unmatched_flows = []   # FLOW_IN whose parent slice is not in the trace
+    processes = {}         # pid -> process name
+    threads = {}           # tid -> (pid, thread name)
+    message_starts = {}    # flow id -> (ts, track, args)
+    message_ends = {}
 
     def err(msg):
         if len(errors) < 20:
@@ -96,6 +103,13 @@ def main():
             if t.uuid in tracks:
                 err(f"track {t.uuid} described twice")
             name = t.name or t.thread.thread_name or t.process.process_name
+            if t.HasField("process"):
+                processes[t.process.pid] = t.process.process_name
+            if t.HasField("thread"):
+                tid, pid = t.thread.tid, t.thread.pid
+                if tid in threads and threads[tid][0] != pid:
+                    err(f"thread id {tid} in processes {threads[tid][0]} and {pid}")
+                threads[tid] = (pid, t.thread.thread_name)
             tracks[t.uuid] = {"name": name,
                               "kind": "thread" if t.HasField("thread") else
                                       "process" if t.HasField("process") else
@@ -175,6 +189,16 @@ def main():
             if tracks[track]["kind"] != "counter":
                 err(f"packet {i}: counter value on a non-counter track")
             counters[tracks[track]["name"]].append((ts, e.double_counter_value))
+        elif e.type == e.TYPE_INSTANT and (e.flow_ids or e.terminating_flow_ids):
+            # A message: its send starts the flow, its receive (another file) ends it.
+            for fid in e.flow_ids:
+                if fid in message_starts:
+                    err(f"message flow {fid} started twice")
+                message_starts[fid] = (ts, track, args)
+            for fid in e.terminating_flow_ids:
+                if fid in message_ends:
+                    err(f"message flow {fid} ended twice")
+                message_ends[fid] = (ts, track, args)
         elif e.type == e.TYPE_INSTANT:
             instants.append({"name": name, "track": tracks[track]["name"], "ts": ts, "args": args})
 
@@ -185,6 +209,17 @@ def main():
         if slices[src][2] > slices[dst][2]:
             err("a flow goes back in time")
             break
+    for tid, (pid, tname) in threads.items():
+        if tid in processes and tid != pid:
+            err(f"thread id {tid} ({tname}) is the pid of process {processes[tid]}")
+    paired = [fid for fid in message_starts if fid in message_ends]
+    message_pairs = collections.Counter()
+    for fid in paired:
+        (ts0, tr0, a0), (ts1, tr1, a1) = message_starts[fid], message_ends[fid]
+        p0, p1 = tracks[tr0]["parent"], tracks[tr1]["parent"]
+        if p0 == p1:
+            err(f"message flow {fid} starts and ends in one process")
+        message_pairs["%s -> %s" % (tracks[p0]["name"], tracks[p1]["name"])] += 1
     names = collections.Counter(s[0] for s in slices)
     task = [s for s in slices if s[0].startswith("task:")]
     guids = set()
@@ -213,6 +248,14 @@ def main():
                          "unit": next((t["unit"] for t in tracks.values() if t["name"] == k), "")}
                      for k, v in counters.items()},
         "instants": instants,
+        "processes": sorted(processes.values()),
+        "thread_ids": sorted(threads),
+        "messages_sent": len(message_starts),
+        "messages_received": len(message_ends),
+        "messages_paired": len(paired),
+        "message_pairs": dict(message_pairs),
+        "coalesced_messages": sum(1 for _, _, a in message_starts.values()
+                                  if a.get("parcels", 0) > 1),
         "errors": errors,
     }
     json.dump(summary, sys.stdout, indent=1, sort_keys=True)

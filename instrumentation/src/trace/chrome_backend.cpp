@@ -176,12 +176,12 @@ class chrome_backend final : public backend {
     char e[400];
     std::snprintf(e, sizeof e,
                   ",\n{\"name\":\"%s\",\"cat\":\"message\",\"ph\":\"X\",\"ts\":%s,\"dur\":0,"
-                  "\"pid\":%u,\"tid\":%u,\"bind_id\":\"0x%016" PRIx64 "\",\"%s\":true,\"args\":{"
+                  "\"pid\":%u,\"tid\":%u,\"bind_id\":\"0x%016" PRIx64
+                  "\",\"%s\":true,\"args\":{"
                   "\"%s\":%u,\"tag\":%" PRIu32 ",\"bytes\":%" PRIu64 "%s}}",
                   m.sent ? "MpiSend" : "MpiRecv", us(ts).c_str(), pid_, nw_ + 2, flow,
                   m.sent ? "flow_out" : "flow_in", m.sent ? "to" : "from", m.peer, m.tag, m.bytes,
-                  m.sent && m.parcels ? (",\"parcels\":" + std::to_string(m.parcels)).c_str()
-                                      : "");
+                  m.sent && m.parcels ? (",\"parcels\":" + std::to_string(m.parcels)).c_str() : "");
     write(e);
   }
 
@@ -223,8 +223,8 @@ class chrome_backend final : public backend {
   unsigned pid_;
   std::uint64_t start_ = 0;  // times are since this (0 with several ranks)
   bool several_ = false;
-  message_flows flows_;      // aux_mutex
-  trace_file file_;  // the converter, the sampler and decisions write to it
+  message_flows flows_;  // aux_mutex
+  trace_file file_;      // the converter, the sampler and decisions write to it
   struct open_slice {
     std::uint64_t ts, guid, parent, child;
     std::uint32_t region;

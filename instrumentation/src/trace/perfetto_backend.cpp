@@ -10,7 +10,9 @@
 // annotations), one counter track per counter and knob. A task's first phase starts a flow
 // (flow_ids = its GUID); its children's first phases end it (legacy_event FLOW_IN with
 // bind_id = parent GUID, which leaves the flow open for the next child), so Perfetto draws an
-// arrow from the parent to every child. docs/tracing.md shows the encoding and its size.
+// arrow from the parent to every child. With several ranks (one file each) a "network" thread
+// track holds each message as an instant event, a flow from its send in one rank's file to its
+// receive in the other's (message_flows.hpp). docs/tracing.md shows the encoding and its size.
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +27,8 @@
 #include "chunk_converter.hpp"
 #include "grain/instrumentation/counters.hpp"
 #include "handover.hpp"
+#include "message_flows.hpp"
+#include "perfetto_fields.hpp"
 #include "perfetto_wire.hpp"
 #include "session_core.hpp"
 #include "trace_file.hpp"
@@ -32,39 +36,7 @@
 namespace grain::instrumentation::trace_detail {
 namespace {
 
-// Field numbers of perfetto_trace.proto (Perfetto's protos/perfetto/trace/...).
-namespace f {
-constexpr std::uint32_t trace_packet = 1;  // Trace.packet
-// TracePacket
-constexpr std::uint32_t clock_snapshot = 6, timestamp = 8, sequence_id = 10, track_event = 11,
-                        interned_data = 12, sequence_flags = 13, packet_defaults = 59,
-                        track_descriptor = 60;
-// TracePacketDefaults / TrackEventDefaults
-constexpr std::uint32_t defaults_clock_id = 58, track_event_defaults = 11, default_track = 11;
-// ClockSnapshot / Clock
-constexpr std::uint32_t clocks = 1, primary_trace_clock = 2;
-constexpr std::uint32_t clock_id = 1, clock_timestamp = 2, clock_incremental = 3;
-// TrackDescriptor / ProcessDescriptor / ThreadDescriptor / CounterDescriptor
-constexpr std::uint32_t uuid = 1, track_name = 2, process = 3, thread = 4, parent_uuid = 5,
-                        counter = 8;
-constexpr std::uint32_t pid = 1, tid = 2, process_name = 6, thread_name = 5, unit_name = 6;
-// TrackEvent
-constexpr std::uint32_t debug_annotations = 4, legacy_event = 6, type = 9, name_iid = 10,
-                        track_uuid = 11, name = 23, double_counter_value = 44, flow_ids = 47;
-// LegacyEvent
-constexpr std::uint32_t bind_id = 8, flow_direction = 13;
-// DebugAnnotation
-constexpr std::uint32_t bool_value = 2, uint_value = 3, int_value = 4, double_value = 5,
-                        string_value = 6, annotation_name = 10;
-// InternedData / EventName
-constexpr std::uint32_t event_names = 2, iid = 1, interned_name = 2;
-}  // namespace f
-
-enum : std::uint64_t { slice_begin = 1, slice_end = 2, instant = 3, counter_event = 4 };
-enum : std::uint64_t { flow_in = 1 };
-enum : std::uint64_t { incremental_state_cleared = 1 };
-constexpr std::uint64_t clock_monotonic = 3;     // BuiltinClock MONOTONIC
-constexpr std::uint64_t clock_incremental = 64;  // sequence-scoped, deltas
+using namespace perfetto;  // field numbers and enums (perfetto_fields.hpp)
 
 class perfetto_backend final : public backend {
  public:
@@ -72,6 +44,8 @@ class perfetto_backend final : public backend {
       : nw_(s.cfg.workers),
         base_((static_cast<std::uint64_t>(s.cfg.locality) + 1) << 32),
         seq_base_(s.cfg.locality << 13),
+        locality_(s.cfg.locality),
+        flow_salt_(message_flows::task_flow_salt(s.cfg.locality)),
         file_(s.path, false),
         converter_([this](unsigned w, const rec* b, const rec* e) { convert(w, b, e); },
                    [this] { flush(); }) {}
@@ -79,6 +53,13 @@ class perfetto_backend final : public backend {
   std::uint64_t process_track() const { return base_; }
   std::uint64_t worker_track(unsigned w) const { return base_ + 1 + w; }
   std::uint64_t policy_track() const { return base_ + 1 + nw_; }
+  std::uint64_t network_track() const { return base_ + 2 + nw_; }
+  // Made-up thread ids (Perfetto keys thread tracks on them; the real ones are not known to the
+  // trace): above any real pid (Linux's pid_max is at most 2^22) and distinct for every rank,
+  // so that the ranks' files concatenated into one have no thread in common.
+  int made_up_tid(unsigned index) const {
+    return static_cast<int>(0x40000000u + ((locality_ & 0x3fffu) << 16) + index + 1);
+  }
   // Packet sequences: locality << 13 | index (max_workers + 2 indices fit), so that the traces
   // of several localities can be concatenated into one: 1 (+ the base) for the descriptors,
   // counters, knobs and decisions, 2 + W for worker W.
@@ -113,13 +94,12 @@ class perfetto_backend final : public backend {
       pb::put_string(o, f::process_name, "grain locality " + std::to_string(s.cfg.locality));
       pb::close(o, pr);
     });
-    // Worker threads get made-up tids after the pid (Perfetto keys thread tracks on them; the
-    // real ones are not known to the trace); the policy engine comes after the workers.
+    // The policy engine (and the network) come after the workers.
     auto thread_track = [&](std::uint64_t uuid, unsigned index, const std::string& name) {
       track(out, uuid, process_track(), [&](std::string& o) {
         auto th = pb::open(o, f::thread);
         pb::put_int(o, f::pid, pid);
-        pb::put_int(o, f::tid, pid + 1 + static_cast<int>(index));
+        pb::put_int(o, f::tid, made_up_tid(index));
         pb::put_string(o, f::thread_name, name);
         pb::close(o, th);
       });
@@ -127,6 +107,7 @@ class perfetto_backend final : public backend {
     for (unsigned w = 0; w < nw_; ++w)
       thread_track(worker_track(w), w, "worker " + std::to_string(w));
     thread_track(policy_track(), nw_, "policy engine");
+    if (s.group) thread_track(network_track(), nw_ + 1, "network");
     for (unsigned w = 0; w < nw_; ++w) {
       workers_[w].last_ts = s.start_ns;
       const auto p = begin_packet(out, worker_sequence(w));
@@ -242,12 +223,12 @@ class perfetto_backend final : public backend {
       if (p->region != idle_region && first_phase(ws, p->guid)) {
         *r++ = static_cast<char>(0xF9);  // flow_ids (47, fixed64)
         *r++ = 0x02;
-        r = pb::put_fixed64(r, p->guid);
+        r = pb::put_fixed64(r, p->guid ^ flow_salt_);
         if (p->parent) {
           *r++ = 0x32;  // legacy_event (6, bytes)
           char* const le = r++;
           *r++ = 0x40;  // bind_id (8, varint)
-          r = pb::put_varint(r, p->parent);
+          r = pb::put_varint(r, p->parent ^ flow_salt_);
           *r++ = 0x68;  // flow_direction (13, varint)
           *r++ = static_cast<char>(flow_in);
           *le = static_cast<char>(r - le - 1);
@@ -293,10 +274,10 @@ class perfetto_backend final : public backend {
         annotation_uint(out, "resumed_child", ws.child);
         ws.child = 0;
       } else if (first_phase(ws, r.guid)) {
-        pb::put_fixed64(out, f::flow_ids, r.guid);
+        pb::put_fixed64(out, f::flow_ids, r.guid ^ flow_salt_);
         if (r.parent) {
           auto le = pb::open(out, f::legacy_event);
-          pb::put_uint(out, f::bind_id, r.parent);
+          pb::put_uint(out, f::bind_id, r.parent ^ flow_salt_);
           pb::put_uint(out, f::flow_direction, flow_in);
           pb::close(out, le);
         }
@@ -445,6 +426,29 @@ class perfetto_backend final : public backend {
     file_.write(out);
   }
 
+  // A message as an instant on the network track: a send starts the flow its receive, in the
+  // peer's file, ends.
+  void message(session_core& s, const message_record& m, std::uint64_t ts) override {
+    if (!s.group) return;
+    const std::uint64_t flow =
+        m.sent ? flows_.next(locality_, m.peer) : flows_.next(m.peer, locality_);
+    std::string out;
+    const auto p = begin_packet(out, aux_sequence());
+    pb::put_uint(out, f::timestamp, ts);
+    auto te = pb::open(out, f::track_event);
+    pb::put_uint(out, f::type, instant);
+    pb::put_uint(out, f::track_uuid, network_track());
+    pb::put_string(out, f::name, m.sent ? "MpiSend" : "MpiRecv");
+    annotation_uint(out, m.sent ? "to" : "from", m.peer);
+    annotation_uint(out, "tag", m.tag);
+    annotation_uint(out, "bytes", m.bytes);
+    if (m.sent && m.parcels) annotation_uint(out, "parcels", m.parcels);
+    pb::put_fixed64(out, m.sent ? f::flow_ids : f::terminating_flow_ids, flow);
+    pb::close(out, te);
+    pb::close(out, p);
+    file_.write(out);
+  }
+
   void finalize(session_core& s, std::uint64_t t_end, trace_stats& st) override {
     // (session_ and workers_ were set by open_workers: finalize follows a start.)
     converter_.finish();
@@ -460,6 +464,8 @@ class perfetto_backend final : public backend {
   unsigned nw_;
   std::uint64_t base_;  // track uuids: (locality + 1) << 32 | index
   std::uint32_t seq_base_;
+  unsigned locality_;
+  std::uint64_t flow_salt_;  // task flow ids: GUID ^ this (message_flows.hpp)
   trace_file file_;
   // Converter state.
   session_core* session_ = nullptr;
@@ -472,6 +478,7 @@ class perfetto_backend final : public backend {
   std::map<std::string, std::uint64_t> counters_;  // counter or knob -> track uuid
   std::unordered_map<std::string, std::string> units_;
   std::uint64_t layout_ = ~0ull;
+  message_flows flows_;
   chunk_converter converter_;  // last: its thread uses the members above
 };
 
