@@ -4,9 +4,16 @@
 //
 //   {"format": "grain-calibration", "version": 1,
 //    "applications": {"APP": {"t_d1_ns": 1234.5, "tasks": 100000, "workers": 1}}}
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "calibration.hpp"
 #include "json.hpp"
@@ -34,7 +41,28 @@ const json_value& check_format(const json_value& v, const std::string& path) {
   return *apps;
 }
 
+std::string temp_name(const std::string& path) {
+  return path + ".tmp";
+}
+
+[[noreturn]] void cannot_write(const std::string& path, const std::string& what, int err) {
+  throw std::runtime_error(path + ": cannot write " + what + " (" + std::strerror(err) + ")");
+}
+
 }  // namespace
+
+void check_calibration_path(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw std::runtime_error(path + ": is a directory; give a file name");
+  // What save_calibration will do first: create FILE.tmp next to it.
+  const std::string tmp = temp_name(path);
+  const bool existed = ::access(tmp.c_str(), F_OK) == 0;
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) cannot_write(path, tmp, errno);
+  ::close(fd);
+  if (!existed) ::unlink(tmp.c_str());
+}
 
 std::optional<double> load_calibration(const std::string& path, const std::string& app) {
   std::string text;
@@ -88,15 +116,30 @@ void save_calibration(const std::string& path, const std::string& app, double t_
     out += k + 1 < entries.size() ? ",\n" : "\n";
   }
   out += "  }\n}\n";
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
-    if (!o) throw std::runtime_error(path + ": cannot write the calibration file");
-    o << out;
-    if (!o) throw std::runtime_error(path + ": cannot write the calibration file");
+  const std::string tmp = temp_name(path);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) cannot_write(path, tmp, errno);
+  for (std::size_t done = 0; done < out.size();) {
+    const ssize_t n = ::write(fd, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      cannot_write(path, tmp, err);
+    }
+    done += static_cast<std::size_t>(n);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error(path + ": cannot write the calibration file");
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    cannot_write(path, tmp, err);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    cannot_write(path, "it (renaming " + tmp + ")", err);
+  }
 }
 
 }  // namespace grain::instrumentation::detail

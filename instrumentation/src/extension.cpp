@@ -167,6 +167,11 @@ class instrumentation_extension final : public extension {
         throw option_error(
             "--grain:save-calibration needs a one-worker run (t_d1 is the task "
             "duration on one core): add --grain:threads=1");
+      try {
+        detail::check_calibration_path(save_calibration_);
+      } catch (const std::runtime_error& e) {
+        throw option_error(std::string("--grain:save-calibration=") + e.what());
+      }
     }
 
     // Counters of this runtime.
@@ -217,7 +222,7 @@ class instrumentation_extension final : public extension {
                              std::strerror(errno));
       }
       printer_ = std::make_unique<detail::print_listener>(std::move(pats), schedule, pf, out,
-                                                          rt.start_time_ns());
+                                                          rt.start_time_ns(), dest);
     } else if (o.has("print-counter-format") || o.has("print-counter-interval") ||
                o.has("print-counter-at") || o.has("reset-counters") || (!dest.empty())) {
       spdlog::warn(

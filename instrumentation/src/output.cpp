@@ -1,6 +1,11 @@
 // --grain:print-counter output: CSV (long format: time_s,counter,value) or a table.
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 #include "print_listener.hpp"
 
@@ -21,21 +26,51 @@ std::size_t format_value(char* buf, std::size_t size, double v) {
 }  // namespace
 
 print_listener::print_listener(std::vector<counter_pattern> patterns, print_schedule when,
-                               print_format fmt, std::FILE* out, std::uint64_t start_ns)
+                               print_format fmt, std::FILE* out, std::uint64_t start_ns,
+                               std::string destination)
     : patterns_(std::move(patterns)),
       matched_(patterns_.size(), false),
       when_(when),
       interval_ns_(when.interval_ms * 1'000'000ull),
       fmt_(fmt),
       out_(out),
+      destination_(std::move(destination)),
       start_ns_(start_ns),
       last_print_ns_(start_ns) {}
 
 print_listener::~print_listener() {
-  if (out_ && out_ != stdout && out_ != stderr)
-    std::fclose(out_);
-  else if (out_)
-    std::fflush(out_);
+  if (!out_) return;
+  errno = 0;
+  const bool owned = out_ != stdout && out_ != stderr;
+  const bool ok = owned ? std::fclose(out_) == 0 : std::fflush(out_) == 0;
+  if (owned) out_ = nullptr;
+  if (!ok) fail(errno, last_written_s_);
+}
+
+void print_listener::fail(int err, double t_s) {
+  if (out_ && out_ != stdout && out_ != stderr) std::fclose(out_);
+  out_ = nullptr;
+  const char* why = std::strerror(err != 0 ? err : EIO);
+  const std::string when =
+      t_s >= 0 ? "the last whole print is of t = " + std::to_string(t_s) + " s" : "no whole print";
+  if (destination_.empty()) {
+    spdlog::error(
+        "grain: --grain:print-counter: cannot write to standard output ({}); counter "
+        "printing stops here ({})",
+        why, when);
+    return;
+  }
+  struct stat st {};
+  std::string kept = destination_;
+  if (::stat(destination_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    const std::string incomplete = destination_ + ".incomplete";
+    if (std::rename(destination_.c_str(), incomplete.c_str()) == 0) kept = incomplete;
+  }
+  spdlog::error(
+      "grain: --grain:print-counter-destination={}: cannot write ({}); counter "
+      "printing stops here, {} ({})",
+      destination_, why,
+      kept == destination_ ? "the file is incomplete" : "what was printed is in " + kept, when);
 }
 
 void print_listener::on_sample(const counter_snapshot& s) {
@@ -66,6 +101,7 @@ std::vector<std::string> print_listener::unmatched() const {
 
 void print_listener::print(const counter_snapshot& s, const char* label) {
   if (!out_) return;
+  errno = 0;  // what a failed write below leaves here is the reason fail() reports
   if (layout_ != s.layout_generation) {
     // The set of counters changed: match the patterns again (only then).
     selected_.clear();
@@ -113,7 +149,11 @@ void print_listener::print(const counter_snapshot& s, const char* label) {
       }
     }
   }
-  std::fflush(out_);
+  if (std::fflush(out_) != 0 || std::ferror(out_)) {
+    fail(errno, last_written_s_);
+    return;
+  }
+  last_written_s_ = t;
   // Like HPX's --hpx:reset-counters, but for every counter: the /threads counters of pools and
   // the locality are sums over workers, which a partial reset would make inconsistent. As of
   // this snapshot, so that the printed intervals add up to the whole run.

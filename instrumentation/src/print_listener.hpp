@@ -20,9 +20,10 @@ struct print_schedule {
 };
 class print_listener : public listener {
  public:
-  // `out` is owned (closed at destruction) unless it is stdout/stderr.
+  // `out` is owned (closed at destruction) unless it is stdout/stderr; `destination` is its
+  // path (empty: standard output), for the one message a failed write gives.
   print_listener(std::vector<counter_pattern> patterns, print_schedule when, print_format fmt,
-                 std::FILE* out, std::uint64_t start_ns);
+                 std::FILE* out, std::uint64_t start_ns, std::string destination = {});
   ~print_listener() override;
   void on_sample(const counter_snapshot& s) override;
   // The start-up print (if scheduled), from a snapshot taken now.
@@ -32,12 +33,18 @@ class print_listener : public listener {
 
  private:
   void print(const counter_snapshot& s, const char* label);
+  // A write failed (a full disk, a file-size limit, a closed pipe): say so once, stop printing,
+  // and give a regular file the name FILE.incomplete, as every output that could not be
+  // completed has.
+  void fail(int err, double t_s);
   std::vector<counter_pattern> patterns_;
   std::vector<bool> matched_;
   print_schedule when_;
   std::uint64_t interval_ns_;
   print_format fmt_;
   std::FILE* out_;
+  std::string destination_;
+  double last_written_s_ = -1;  // time of the last print that reached the destination
   std::uint64_t start_ns_;
   std::uint64_t last_print_ns_ = 0;
   bool header_done_ = false;
