@@ -22,7 +22,8 @@ class _DeprecatedBuild(argparse.Action):
     """--build DIR: the old spelling of --build-dir, still accepted with a note."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        print(f"{parser.prog}: {option_string} is deprecated; use --build-dir {values}",
+        name = "scripts/" + os.path.basename(sys.argv[0])
+        print(f"{name}: {option_string} is deprecated; use --build-dir {values}",
               file=sys.stderr)
         setattr(namespace, self.dest, values)
 

@@ -5,6 +5,7 @@ shared machine comparable: a slow drift of its speed hits every configuration al
 rounds print their progress with an estimate of the time left, on stderr.
 """
 
+import os
 import shlex
 import subprocess
 import sys
@@ -78,7 +79,7 @@ class Progress:
 
     def __init__(self, total, what="round", name=None, stream=None):
         self.total, self.what, self.done = total, what, 0
-        self.name = name
+        self.name = name if name is not None else "scripts/" + os.path.basename(sys.argv[0])
         self.stream = stream or sys.stderr
         self.t0 = time.monotonic()
 
