@@ -159,7 +159,8 @@ def test_out_dir_defaults_to_the_ignored_out_folder(tmp_path):
 
 
 def test_fmt_time():
-    assert gx.fmt_time(2.5e-6) == "2.5 µs"
+    assert gx.fmt_time(2.5e-6) == "2.50 µs"
+    assert gx.fmt_time(733e-6) == "733 µs"
     assert gx.fmt_time(0.0125) == "12.50 ms"
     assert gx.fmt_time(1.5) == "1.500 s"
     assert gx.fmt_time(None) == "—"

@@ -56,7 +56,7 @@ def fmt_time(seconds):
     if seconds is None:
         return "—"
     if abs(seconds) < 1e-3:
-        return "%.1f µs" % (seconds * 1e6)
+        return ("%.0f µs" if abs(seconds) >= 1e-5 else "%.2f µs") % (seconds * 1e6)
     if abs(seconds) < 1:
         return "%.2f ms" % (seconds * 1e3)
     return "%.3f s" % seconds
