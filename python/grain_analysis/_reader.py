@@ -123,6 +123,9 @@ def _read_columns(exe, anchor):
             err.seek(0)
             why = err.read().decode(errors="replace").strip()
             why = why.replace("grain-trace-read: ", "", 1) or "grain-trace-read exited %d" % rc
+            if "unknown argument --columns" in why:
+                why = ("%s predates the columnar output (--columns): rebuild or reinstall grain, "
+                       "or name a newer one with GRAIN_TRACE_READER" % exe)
             raise TraceError(why)
     tables = {}
     for name, t in header.pop("tables").items():

@@ -145,3 +145,17 @@ def test_dataframe_types(one_rank):
     assert str(e["guid"].dtype) == "UInt64"
     idle = e[e["region"] == "Idle"]
     assert idle["guid"].isna().all() and len(idle) > 0
+
+
+def test_steps_and_decision_effects(one_rank):
+    t = ga.read_trace(one_rank["dir"])
+    steps = ga.step_times(t, "/app/iteration-time", knob="stencil.nx")
+    assert len(steps) >= 2 and (steps["duration"] > 0).all()
+    assert (steps["start"] <= steps["end"]).all()
+    assert set(steps["stencil.nx"]) <= set(t.knob("stencil.nx"))
+    e = ga.decision_effects(t, "/app/iteration-time")
+    assert len(e) == len(t.decisions)
+    assert {"before", "after", "change"} <= set(e.columns)
+    assert e["samples_before"].sum() + e["samples_after"].sum() >= 1
+    empty = ga.decision_effects(t, "/app/iteration-time", rank=7)
+    assert empty.empty and "change" in empty.columns
