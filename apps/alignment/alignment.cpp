@@ -75,7 +75,8 @@ std::vector<int> all_scores(const std::vector<aln::sequence>& s) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The program; main() turns an error it cannot go on from into a message and a status.
+static int run_main(int argc, char** argv) {
   grain::runtime rt(argc, argv);
   options o;
   std::vector<aln::sequence> seqs;
@@ -125,4 +126,12 @@ int main(int argc, char** argv) {
     if (!ok) return 1;
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    return grain::fatal_error("grain-alignment", e);
+  }
 }

@@ -71,11 +71,20 @@ struct grain_system {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The program; main() turns an error it cannot go on from into a message and a status.
+static int run_main(int argc, char** argv) {
   bench::grain_command_line cl(argc, argv);
   const bench::apps::options o = bench::apps::parse(cl.own_argc(), cl.own_argv());
   grain::runtime rt(cl.argc(), cl.argv());
   bench::wake_workers();
   grain_system sys;
   return bench::apps::run_and_report("grain", o, static_cast<int>(rt.num_workers()), sys);
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    return grain::fatal_error("bench-apps-grain", e);
+  }
 }

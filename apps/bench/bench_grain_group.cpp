@@ -45,6 +45,15 @@ long uts(const bench::uts_params& P, const bench::uts_node& nd) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The program; main() turns an error it cannot go on from into a message and a status.
+static int run_main(int argc, char** argv) {
   return bench::grain_bench_main(argc, argv, "grain-group", fib, skynet, uts);
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    return grain::fatal_error("bench-grain-group", e);
+  }
 }

@@ -100,7 +100,8 @@ options parse(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The program; main() turns an error it cannot go on from into a message and a status.
+static int run_main(int argc, char** argv) {
   grain::runtime rt(argc, argv);
   options o;
   try {
@@ -131,4 +132,12 @@ int main(int argc, char** argv) {
       "\"meals\":%ld,\"philosophers\":%d,\"eat_us\":%ld,\"think_us\":%ld}\n",
       o.mode.c_str(), rt.num_workers(), s, eaten, o.philosophers, o.eat_us, o.think_us);
   return eaten == static_cast<long>(o.philosophers) * o.meals ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    return grain::fatal_error("bench-philosophers", e);
+  }
 }

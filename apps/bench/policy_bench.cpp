@@ -116,10 +116,19 @@ int bench_periodic(double seconds) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The program; main() turns an error it cannot go on from into a message and a status.
+static int run_main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "rule";
   if (mode == "rule") return bench_rule(argc > 2 ? std::atoi(argv[2]) : 20000);
   if (mode == "periodic") return bench_periodic(argc > 2 ? std::atof(argv[2]) : 5.0);
   std::fprintf(stderr, "usage: policy-bench rule [N] | periodic [SECONDS]\n");
   return 2;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    return grain::fatal_error("policy-bench", e);
+  }
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -44,7 +45,8 @@ double ns_per_call(long calls, long reps, Encode enc, Decode dec) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The program; main() turns an error into a message and a status.
+static int run_main(int argc, char** argv) {
   const long calls = arg(argc, argv, "calls", 1000000);
   const long reps = std::max(1L, arg(argc, argv, "reps", 5));
   using grain::detail::cereal_decode;
@@ -85,4 +87,13 @@ int main(int argc, char** argv) {
   std::printf("| int, double, char | %.1f | %.1f | %.1f |\n", m3, c3, c3 / m3);
   std::printf("| std::array<double, 64> | %.1f | %.1f | %.1f |\n", ma, ca, ca / ma);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench-serialization: error: %s\n", e.what());
+    return 1;
+  }
 }

@@ -163,73 +163,79 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "grain-coalescing: needs two localities or more: mpirun -np 2 ...\n");
     return 2;
   }
-  const auto all = grain::find_all_localities();
-  const long peers = static_cast<long>(all.size()) - 1;
-  const std::string overhead = "/threads{locality#0/total}/network-overhead";
-  long expected = 0;  // parcels every locality has run so far
-  auto wait_for_all = [&] {
-    for (grain::locality l : all)
-      while (grain::async(l, grain::action<&ran>{}).get() < expected) {
-      }
-  };
-  auto start_all = [&](long count, long gap, long pace) {
-    std::vector<grain::future<void>> fs;
-    fs.reserve(all.size());
-    for (grain::locality l : all)
-      fs.push_back(grain::async(l, grain::action<&send_phase>{}, std::int64_t(count),
-                                std::int64_t(work_ns), std::int64_t(gap), std::int64_t(pace)));
-    for (auto& f : fs) f.get();
-    expected += count * peers;
-  };
-  auto totals = [&] {  // Σ over the localities of (background, loop) time
-    std::vector<double> t{0, 0};
-    for (grain::locality l : all) {
-      const auto v = grain::async(l, grain::action<&overhead_totals>{}).get();
-      t[0] += v[0];
-      t[1] += v[1];
-    }
-    return t;
-  };
-  const auto start = std::chrono::steady_clock::now();
-  for (const std::string& p : list) {
-    const auto before = totals();
-    const auto t0 = std::chrono::steady_clock::now();
-    long count = 0;  // parcels per destination
-    if (p == "chains") {
-      // Every locality starts K chains to every other one; a chain's hops alternate between
-      // the two, so each locality runs about half of them.
-      const long hops = std::max(2L, n / 200);
+  // A call a rank refuses (another program there) or a rank that died: a message and status
+  // 1 on every rank, not std::terminate.
+  try {
+    const auto all = grain::find_all_localities();
+    const long peers = static_cast<long>(all.size()) - 1;
+    const std::string overhead = "/threads{locality#0/total}/network-overhead";
+    long expected = 0;  // parcels every locality has run so far
+    auto wait_for_all = [&] {
+      for (grain::locality l : all)
+        while (grain::async(l, grain::action<&ran>{}).get() < expected) {
+        }
+    };
+    auto start_all = [&](long count, long gap, long pace) {
       std::vector<grain::future<void>> fs;
       fs.reserve(all.size());
       for (grain::locality l : all)
-        fs.push_back(grain::async(l, grain::action<&start_chains>{}, std::int64_t(chains),
-                                  std::int64_t(work_ns), std::int64_t(hops)));
+        fs.push_back(grain::async(l, grain::action<&send_phase>{}, std::int64_t(count),
+                                  std::int64_t(work_ns), std::int64_t(gap), std::int64_t(pace)));
       for (auto& f : fs) f.get();
-      count = chains * hops;
       expected += count * peers;
-      wait_for_all();
-    } else {
-      count = p == "dense" ? n : p == "paced" ? std::max(1L, n / 4) : std::max(1L, n / 20);
-      start_all(count, p == "sparse" ? gap_us : 0, p == "paced" ? pace_us : 0);
-      wait_for_all();
+    };
+    auto totals = [&] {  // Σ over the localities of (background, loop) time
+      std::vector<double> t{0, 0};
+      for (grain::locality l : all) {
+        const auto v = grain::async(l, grain::action<&overhead_totals>{}).get();
+        t[0] += v[0];
+        t[1] += v[1];
+      }
+      return t;
+    };
+    const auto start = std::chrono::steady_clock::now();
+    for (const std::string& p : list) {
+      const auto before = totals();
+      const auto t0 = std::chrono::steady_clock::now();
+      long count = 0;  // parcels per destination
+      if (p == "chains") {
+        // Every locality starts K chains to every other one; a chain's hops alternate between
+        // the two, so each locality runs about half of them.
+        const long hops = std::max(2L, n / 200);
+        std::vector<grain::future<void>> fs;
+        fs.reserve(all.size());
+        for (grain::locality l : all)
+          fs.push_back(grain::async(l, grain::action<&start_chains>{}, std::int64_t(chains),
+                                    std::int64_t(work_ns), std::int64_t(hops)));
+        for (auto& f : fs) f.get();
+        count = chains * hops;
+        expected += count * peers;
+        wait_for_all();
+      } else {
+        count = p == "dense" ? n : p == "paced" ? std::max(1L, n / 4) : std::max(1L, n / 20);
+        start_all(count, p == "sparse" ? gap_us : 0, p == "paced" ? pace_us : 0);
+        wait_for_all();
+      }
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const auto after = totals();
+      const double loop = after[1] - before[1];
+      const long parcels = count * peers * static_cast<long>(all.size());
+      std::printf(
+          "{\"phase\":\"%s\",\"seconds\":%.6f,\"parcels\":%ld,\"parcels_per_s\":%.0f,"
+          "\"network_overhead\":%.4f,\"phase_network_overhead\":%.4f,"
+          "\"phase_background_s\":%.6f}\n",
+          p.c_str(), s, parcels, static_cast<double>(parcels) / s, counter(overhead),
+          loop > 0 ? (after[0] - before[0]) / loop : 0.0, (after[0] - before[0]) / 1e9);
     }
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const auto after = totals();
-    const double loop = after[1] - before[1];
-    const long parcels = count * peers * static_cast<long>(all.size());
+    const double total =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf(
-        "{\"phase\":\"%s\",\"seconds\":%.6f,\"parcels\":%ld,\"parcels_per_s\":%.0f,"
-        "\"network_overhead\":%.4f,\"phase_network_overhead\":%.4f,"
-        "\"phase_background_s\":%.6f}\n",
-        p.c_str(), s, parcels, static_cast<double>(parcels) / s, counter(overhead),
-        loop > 0 ? (after[0] - before[0]) / loop : 0.0, (after[0] - before[0]) / 1e9);
+        "{\"phase\":\"total\",\"seconds\":%.6f,\"parcels_per_message\":%.2f,"
+        "\"timer_lateness_us\":%.2f}\n",
+        total, counter("/coalescing{action#work/locality#0}/count/average-parcels-per-message"),
+        counter("/coalescing{locality#0/total}/time/timer-lateness") / 1000.0);
+  } catch (const std::exception& e) {
+    return grain::fatal_error("grain-coalescing", e);
   }
-  const double total =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf(
-      "{\"phase\":\"total\",\"seconds\":%.6f,\"parcels_per_message\":%.2f,"
-      "\"timer_lateness_us\":%.2f}\n",
-      total, counter("/coalescing{action#work/locality#0}/count/average-parcels-per-message"),
-      counter("/coalescing{locality#0/total}/time/timer-lateness") / 1000.0);
   return 0;
 }

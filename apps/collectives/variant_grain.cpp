@@ -131,10 +131,23 @@ int run_grain(const config& cfg, int argc, char** argv) {
   for (locality l : find_all_localities()) fs.push_back(grain::async(l, action<&run_locality>{}));
   rank_result mine;
   long errors = 0;
-  for (std::size_t i = 0; i < fs.size(); ++i) {
-    const rank_result r = fs[i].get();
-    if (i == 0) mine = r;
-    errors += r.errors;
+  try {
+    // In the order they finish, so that the first error ends the run at once: a collective
+    // that failed (a rank died, or stopped past --grain:collectives-timeout), or a rank running
+    // another program that refused run_locality while ours waits for its contributions.
+    std::vector<std::size_t> rank(fs.size());
+    for (std::size_t i = 0; i < rank.size(); ++i) rank[i] = i;
+    while (!fs.empty()) {
+      auto any = when_any(std::move(fs)).get();
+      fs = std::move(any.futures);
+      const rank_result r = fs[any.index].get();
+      if (rank[any.index] == 0) mine = r;
+      errors += r.errors;
+      fs.erase(fs.begin() + static_cast<std::ptrdiff_t>(any.index));
+      rank.erase(rank.begin() + static_cast<std::ptrdiff_t>(any.index));
+    }
+  } catch (const std::exception& e) {
+    return fatal_error("grain-collectives-bench", e);  // several ranks: every rank ends now
   }
   print_result(g_cfg, get_num_localities(), mine.seconds, errors);
   rt->stop();

@@ -36,7 +36,8 @@ long fib_serial(int n) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The program; main() turns an error it cannot go on from into a message and a status.
+static int run_main(int argc, char** argv) {
   grain::runtime rt(argc, argv);
   int n = 30;
   int repeat = 1;
@@ -93,4 +94,12 @@ int main(int argc, char** argv) {
     stolen0 = stolen;
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    return grain::fatal_error("grain-fib", e);
+  }
 }

@@ -116,7 +116,8 @@ options parse(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The program; main() turns an error it cannot go on from into a message and a status.
+static int run_main(int argc, char** argv) {
   grain::runtime rt(argc, argv);
   options o;
   grain::execution::chunker ch;
@@ -174,4 +175,12 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(chunks), step_ns, static_cast<unsigned long long>(steps),
       grain::detail::task_overhead_ns(), grain::knobs().at("loop.lambda").value());
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    return grain::fatal_error("grain-loop", e);
+  }
 }

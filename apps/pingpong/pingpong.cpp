@@ -134,7 +134,6 @@ int main(int argc, char** argv) {
            })
         .get();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "grain-pingpong: %s\n", e.what());
-    return 1;
+    return grain::fatal_error("grain-pingpong", e);  // several ranks: every rank ends now
   }
 }

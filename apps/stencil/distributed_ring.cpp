@@ -211,6 +211,23 @@ block_result block_run(block_job job) {
   return r;
 }
 
+// The blocks' results in rank order, or the first error of any block as soon as it arrives:
+// a rank running another program refuses its block, and ours would wait for ever for the
+// ghosts that rank never sends.
+std::vector<block_result> results_or_first_error(std::vector<grain::future<block_result>> fs) {
+  std::vector<block_result> out(fs.size());
+  std::vector<std::size_t> rank(fs.size());
+  for (std::size_t r = 0; r < rank.size(); ++r) rank[r] = r;
+  while (!fs.empty()) {
+    auto any = grain::when_any(std::move(fs)).get();
+    fs = std::move(any.futures);
+    out[rank[any.index]] = fs[any.index].get();  // rethrows the block's error
+    fs.erase(fs.begin() + static_cast<std::ptrdiff_t>(any.index));
+    rank.erase(rank.begin() + static_cast<std::ptrdiff_t>(any.index));
+  }
+  return out;
+}
+
 }  // namespace
 
 distributed_result run_distributed(const options& o, bool gather) {
@@ -222,9 +239,7 @@ distributed_result run_distributed(const options& o, bool gather) {
   for (grain::locality l : grain::find_all_localities())
     fs.push_back(grain::async(l, grain::action<&block_run>{}, job));
   distributed_result r;
-  std::vector<block_result> blocks;
-  blocks.reserve(fs.size());
-  for (auto& f : fs) blocks.push_back(f.get());
+  const std::vector<block_result> blocks = results_or_first_error(std::move(fs));
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (auto& b : blocks) {
     r.u.insert(r.u.end(), b.values.begin(), b.values.end());

@@ -116,8 +116,7 @@ int run_on_localities(const options& o, grain::runtime& rt) {
       std::printf("\n");
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "grain-stencil: error: %s\n", e.what());
-    return 1;
+    return grain::fatal_error("grain-stencil", e);  // several ranks: every rank ends now
   }
   std::printf("OS_Threads,Execution_Time_sec,Grid_Points,Iterations\n");
   for (double s : seconds)
@@ -182,8 +181,7 @@ int main(int argc, char** argv) {
       print_run(i + 1, o, last, rt.num_workers());
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "grain-stencil: error: %s\n", e.what());
-    return 1;
+    return grain::fatal_error("grain-stencil", e);  // several ranks: every rank ends now
   }
   // HPX's 1d_stencil_4 result line, one per run.
   std::printf("OS_Threads,Execution_Time_sec,Grid_Points,Iterations\n");

@@ -96,7 +96,8 @@ void parse_args(int argc, char** argv, bench::options& o, int& repeat) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The program; main() turns an error it cannot go on from into a message and a status.
+static int run_main(int argc, char** argv) {
   grain::runtime rt(argc, argv);
   bench::options o;
   o.uts_gran = 10;
@@ -144,4 +145,12 @@ int main(int argc, char** argv) {
     stolen0 = stolen;
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    return grain::fatal_error("grain-uts", e);
+  }
 }

@@ -86,7 +86,8 @@ options parse_args(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The program; main() turns an error it cannot go on from into a message and a status.
+static int run_main(int argc, char** argv) {
   grain::runtime rt(argc, argv);
   options o;
   try {
@@ -129,4 +130,12 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    return grain::fatal_error("grain-uts-std", e);
+  }
 }

@@ -17,6 +17,7 @@
 #include "parcel_counters.hpp"
 #include "parcelport.hpp"
 #include "peer_watch.hpp"
+#include "trace_agreement.hpp"
 
 namespace grain::distributed {
 
@@ -68,6 +69,8 @@ class distributed_extension final : public extension {
     // Before the trace extension is configured: a trace of several ranks is one archive.
     if (port_->distributed()) {
       trace_group_ = make_mpi_trace_group(port_->network()->network_mutex());
+      // Before any collective step of the trace: ranks that trace differently stop together.
+      agree_on_tracing(*trace_group_, tracing_choice(opts));
       instrumentation::set_trace_group(trace_group_.get());
     }
     if (opts.has("compact-parcels")) {

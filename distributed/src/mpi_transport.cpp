@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -26,6 +27,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "grain/distributed/action.hpp"
 #include "grain/instrumentation/trace_group.hpp"
@@ -244,6 +246,17 @@ class mpi_transport final : public transport {
   void abandon() noexcept override {
     std::lock_guard net(network_);
     finalized_ = true;
+  }
+
+  [[noreturn]] void abort_job(int status) noexcept override {
+    // Another thread's MPI call ends soon (grain makes no blocking call but the trace's
+    // collectives, and those could be what waits for the rank that went away): wait a
+    // moment for the lock, then abort regardless — MPI_Abort must not wait for ever either.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (!network_.try_lock() && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::yield();
+    MPI_Abort(MPI_COMM_WORLD, status);
+    std::_Exit(status);  // (MPI_Abort does not return; should it, the process still ends)
   }
 
   void finalize() override {

@@ -50,6 +50,9 @@ class transport {
   // MPI_Finalize (Open MPI's waits for every rank, so it would wait for ever); the process's
   // exit then makes mpirun end the job. Not collective.
   virtual void abandon() noexcept = 0;
+  // The program cannot go on (grain::abort_job): end every rank of the job with `status`
+  // (MPI_Abort: mpirun kills the others). Not collective; does not return.
+  [[noreturn]] virtual void abort_job(int status) noexcept = 0;
   // Held around every MPI call (MPI_THREAD_SERIALIZED or SINGLE); the process's other MPI users
   // take it too: the trace's collectives (mpi_trace_group.cpp) blocking, grain's collectives
   // (collectives_mpi.cpp) with try_lock.
