@@ -27,11 +27,14 @@ class Run:
     def ok(self):
         return self.returncode == 0 and not self.timed_out
 
-    def describe(self, tail=2000):
-        """The command and why it failed, with the end of its output, for an error message."""
+    def describe(self, limit=6000):
+        """The command and why it failed, with its output (its start and its end when longer
+        than `limit` characters: the program's message is usually the first line)."""
         why = (f"timed out after {self.seconds:.0f} s" if self.timed_out
                else f"exited {self.returncode}")
-        out = (self.stdout + self.stderr)[-tail:]
+        out = self.stdout + self.stderr
+        if len(out) > limit:
+            out = out[:limit // 2] + "\n[...]\n" + out[-limit // 2:]
         return f"{shlex.join(self.cmd)} {why}:\n{out}"
 
     def json_lines(self):
