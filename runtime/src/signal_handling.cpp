@@ -22,16 +22,18 @@
 namespace grain::detail {
 namespace {
 
-// SIGINT/SIGTERM: the handler writes the signal to a pipe; the signal thread runs the
-// extensions' emergency_stop (locks, files: not signal-safe), puts the dispositions back and
-// raises the signal again. A signal the process inherited as ignored (a background job of a
-// non-interactive shell) is left ignored: there is nothing to flush "before exiting".
+// SIGINT, SIGTERM, SIGHUP (the terminal or the ssh session went away: the common end of an
+// interactive run) and SIGQUIT (Ctrl-\): the handler writes the signal to a pipe; the signal
+// thread runs the extensions' emergency_stop (locks, files: not signal-safe), puts the
+// dispositions back and raises the signal again, so SIGQUIT still dumps core where that is
+// enabled. A signal the process inherited as ignored (a background job of a non-interactive
+// shell, nohup's SIGHUP) is left ignored: there is nothing to flush "before exiting".
 //
 // Crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT): the crashing thread cannot flush, since
 // it may hold any lock; it hands the work to the signal thread and waits (bounded: the flush
 // may need a lock the crashed thread holds) before passing the signal on to the handler that
 // was there before ours (the scheduler's stack-overflow report, or the default action).
-constexpr int stop_signals[] = {SIGINT, SIGTERM};
+constexpr int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 constexpr int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 constexpr int crash_flag = 0x80;  // in the pipe byte: the sender waits for done_pipe
 constexpr int crash_wait_ms = 30'000;
@@ -134,7 +136,7 @@ void signal_thread_main() {
     g_emergency_begun.store(true);
     emergency(runtime_core::current());
     // Nobody reads the pipe from now on: every signal gets its old disposition back, so a
-    // second SIGINT/SIGTERM is not swallowed.
+    // second stop signal is not swallowed.
     restore_all_signals();
     if (b & crash_flag) {
       unsigned char done = 1;

@@ -1,6 +1,7 @@
 #pragma once
-// The runtime's signal thread: SIGINT/SIGTERM, crashes, std::terminate and exit() while the
-// runtime runs let the extensions write what they recorded before the process ends.
+// The runtime's signal thread: SIGINT, SIGTERM, SIGHUP and SIGQUIT, crashes, std::terminate
+// and exit() while the runtime runs let the extensions write what they recorded before the
+// process ends.
 
 namespace grain::detail {
 

@@ -3,10 +3,12 @@
 // std::terminate, otf2-print and ViTE.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
@@ -243,7 +245,17 @@ TEST(TraceRuntime, DecisionsThroughTheKnobApi) {
   const auto* m = t.location("runtime counters");
   ASSERT_TRUE(m);
   EXPECT_FALSE(m->events.empty());
-  for (auto& e : m->events) EXPECT_EQ(e.name, "/threads{locality#0/total}/idle-rate");
+  // (and the knobs: their values are metrics of this METRIC location, not of the policy
+  // engine's CPU thread, docs/tracing.md "Other readers")
+  std::vector<double> knob_values;
+  for (auto& e : m->events) {
+    if (e.name == "knob:test.trace.grain") {
+      knob_values.push_back(e.value);
+      EXPECT_EQ(t.metrics.at(e.ref).mode, "ABSOLUTE_NEXT");
+    } else if (e.name.rfind("knob:", 0) != 0) {
+      EXPECT_EQ(e.name, "/threads{locality#0/total}/idle-rate");
+    }
+  }
   const auto* p = t.location("policy engine");
   ASSERT_TRUE(p);
   struct seen {
@@ -252,7 +264,6 @@ TEST(TraceRuntime, DecisionsThroughTheKnobApi) {
     std::string reason;
   };
   std::vector<seen> decisions;
-  std::vector<double> knob_values;
   std::string reason;
   for (auto& e : p->events) {
     if (e.type == otf2_event::kind::enter && e.name.rfind("policy:", 0) == 0) {
@@ -276,9 +287,8 @@ TEST(TraceRuntime, DecisionsThroughTheKnobApi) {
     } else if (e.type == otf2_event::kind::parameter_string && e.name == "reason" &&
                !decisions.empty() && decisions.back().reason.empty()) {
       decisions.back().reason = e.text;
-    } else if (e.type == otf2_event::kind::metric && e.name == "knob:test.trace.grain") {
-      knob_values.push_back(e.value);
-      EXPECT_EQ(t.metrics.at(e.ref).mode, "ABSOLUTE_NEXT");
+    } else {
+      EXPECT_NE(e.type, otf2_event::kind::metric) << "a metric on the policy engine: " << e.name;
     }
   }
   ASSERT_EQ(decisions.size(), 3u);
@@ -401,6 +411,26 @@ TEST(TraceDeath, SigintLeavesACompleteArchive) {
   EXPECT_EQ(WTERMSIG(st), SIGINT);
   expect_otf2_print_accepts(anchor(dir));
   check_trace(read_otf2(anchor(dir)));
+}
+
+// A dropped ssh session (SIGHUP) and Ctrl-\ (SIGQUIT) end the run like SIGTERM: a complete
+// trace, then the signal's own end (SIGQUIT's core dump is turned off here).
+TEST(TraceDeath, SighupAndSigquitLeaveACompleteArchive) {
+  for (const int sig : {SIGHUP, SIGQUIT}) {
+    SCOPED_TRACE(::strsignal(sig));
+    temp_path dir(sig == SIGHUP ? "sighup" : "sigquit");
+    static int g_sig;
+    g_sig = sig;
+    const int st = in_child([&] {
+      rlimit none{0, 0};
+      ::setrlimit(RLIMIT_CORE, &none);
+      busy_runtime_then(dir.str(), [] { ::kill(::getpid(), g_sig); });
+    });
+    ASSERT_TRUE(WIFSIGNALED(st)) << "status " << st;
+    EXPECT_EQ(WTERMSIG(st), sig);
+    expect_otf2_print_accepts(anchor(dir));
+    check_trace(read_otf2(anchor(dir)));
+  }
 }
 
 TEST(TraceDeath, UncaughtExceptionLeavesACompleteArchive) {
