@@ -10,6 +10,7 @@ the date (provenance.footer).
 """
 
 import sys
+import textwrap
 
 from .provenance import footer
 
@@ -58,9 +59,13 @@ def finish(plt, fig, path, title, info=None, stamp=None, legend=True):
     for ax in fig.axes:
         if legend and ax.get_legend_handles_labels()[0] and ax.get_legend() is None:
             ax.legend(fontsize=7)
-    fig.suptitle(title, fontsize=11)
+    width = fig.get_figwidth()  # inches: about 11 title characters, 17 footer ones each
+    fig.suptitle("\n".join(textwrap.fill(line, int(width * 11))
+                           for line in title.split("\n")), fontsize=11)
     text = footer(info) if stamp is None else stamp
-    fig.tight_layout(rect=(0, 0.04 if text else 0, 1, 1))
+    text = textwrap.fill(text, int(width * 17)) if text else ""
+    lines = text.count("\n") + 1 if text else 0
+    fig.tight_layout(rect=(0, 0.035 * lines / (fig.get_figheight() / 4.6), 1, 1))
     if text:
         fig.text(0.01, 0.01, text, fontsize=7, color="0.35", ha="left", va="bottom")
     fig.savefig(path, dpi=110)
