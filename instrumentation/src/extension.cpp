@@ -64,8 +64,9 @@ class instrumentation_extension final : public extension {
         {"reset-counters",
          "reset every counter after each print: printed values are per print interval", false,
          false, ""},
-        {"print-counter-format", "csv (default: time_s,counter,value) or table", true, false,
-         "csv|table"},
+        {"print-counter-format",
+         "csv (default: time_s,counter,value), table, or hpx (HPX's NAME,N,T,[s],VALUE[,[UNIT]])",
+         true, false, "csv|table|hpx"},
         {"print-counter-destination", "write printed counters to FILE (default stdout)", true,
          false, "FILE"},
         {"list-counters", "list every counter with its unit and description, then exit", false,
@@ -212,8 +213,10 @@ class instrumentation_extension final : public extension {
         pf = print_format::csv;
       else if (fmt == "table")
         pf = print_format::table;
+      else if (fmt == "hpx")
+        pf = print_format::hpx;
       else
-        throw option_error("--grain:print-counter-format=" + fmt + ": use csv or table");
+        throw option_error("--grain:print-counter-format=" + fmt + ": use csv, table or hpx");
       std::FILE* out = stdout;
       if (!dest.empty()) {
         out = std::fopen(dest.c_str(), "w");

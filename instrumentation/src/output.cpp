@@ -1,4 +1,5 @@
-// --grain:print-counter output: CSV (long format: time_s,counter,value) or a table.
+// --grain:print-counter output: CSV (long format: time_s,counter,value), a table, or HPX's
+// print-counter lines (NAME,N,T,[s],VALUE[,[UNIT]]) for scripts written for HPX.
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
@@ -6,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 #include "print_listener.hpp"
 
@@ -116,8 +118,15 @@ void print_listener::print(const counter_snapshot& s, const char* label) {
         }
       if (any) selected_.push_back(i);
     }
+    units_.clear();
+    if (fmt_ == print_format::hpx)
+      for (std::size_t i : selected_) {
+        auto info = registry().list(s.values[i].name);
+        units_.push_back(info.empty() ? std::string() : info.front().unit);
+      }
     layout_ = s.layout_generation;
   }
+  ++prints_;
   const double t = s.time_ns >= start_ns_ ? static_cast<double>(s.time_ns - start_ns_) * 1e-9 : 0;
   char tbuf[32];
   std::snprintf(tbuf, sizeof tbuf, "%.6f", t);
@@ -133,6 +142,21 @@ void print_listener::print(const counter_snapshot& s, const char* label) {
       // Counter names contain no comma, quote or newline (see parse_counter_name), but quote
       // them anyway so any CSV reader takes them as one field.
       std::fprintf(out_, "%s,\"%s\",%.*s\n", tbuf, v.name.c_str(), static_cast<int>(n), vbuf);
+    }
+  } else if (fmt_ == print_format::hpx) {
+    // HPX's line: name, the how-many-th evaluation, the time in s with 6 decimals, "[s]", the
+    // value, and the unit in brackets when there is one (HPX writes none for counts). A counter
+    // that cannot be read gives "invalid" as its value (HPX prints the word alone).
+    for (std::size_t k = 0; k < selected_.size(); ++k) {
+      const counter_value& v = s.values[selected_[k]];
+      const std::string& unit = units_[k];
+      std::string_view value = "invalid";
+      if (v.available) value = {vbuf, format_value(vbuf, sizeof vbuf, v.value)};
+      std::fprintf(out_, "%s,%llu,%s,[s],%.*s", v.name.c_str(),
+                   static_cast<unsigned long long>(prints_), tbuf, static_cast<int>(value.size()),
+                   value.data());
+      if (!unit.empty() && unit != "count") std::fprintf(out_, ",[%s]", unit.c_str());
+      std::fputc('\n', out_);
     }
   } else {
     std::size_t width = 0;

@@ -10,7 +10,8 @@
 
 namespace grain::instrumentation::detail {
 
-enum class print_format { csv, table };
+// hpx: HPX's --hpx:print-counter lines, NAME,N,T,[s],VALUE[,[UNIT]] (output.cpp).
+enum class print_format { csv, table, hpx };
 // When --grain:print-counter prints (--grain:print-counter-interval, -at, --grain:reset-counters).
 struct print_schedule {
   std::uint64_t interval_ms = 0;  // 0: no periodic prints
@@ -50,6 +51,8 @@ class print_listener : public listener {
   bool header_done_ = false;
   std::uint64_t layout_ = ~0ull;
   std::vector<std::size_t> selected_;
+  std::vector<std::string> units_;  // per selected_ entry, for the hpx format
+  std::uint64_t prints_ = 0;        // prints so far (the hpx format's sequence number)
 };
 
 }  // namespace grain::instrumentation::detail

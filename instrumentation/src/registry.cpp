@@ -40,6 +40,11 @@ std::optional<counter_name> parse_counter_name(std::string_view text) {
     if (close == std::string_view::npos || close == i + 1) return std::nullopt;
     n.instance = std::string(text.substr(i + 1, close - i - 1));
     if (n.instance.find('{') != std::string::npos) return std::nullopt;
+    // HPX spells a worker's instance worker-thread#N: the same instance as grain's worker#N.
+    static constexpr std::string_view hpx_worker = "worker-thread#";
+    for (std::size_t at = n.instance.find(hpx_worker); at != std::string::npos;
+         at = n.instance.find(hpx_worker, at))
+      n.instance.replace(at, hpx_worker.size(), "worker#");
     i = close + 1;
     if (i >= text.size() || text[i] != '/') return std::nullopt;
   }
