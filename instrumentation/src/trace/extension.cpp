@@ -17,7 +17,9 @@ namespace grain::instrumentation {
 namespace {
 
 // The default counters (docs/tracing.md lists them): idle rate, task duration and overhead,
-// queue lengths, the task count. Short names: this locality's totals (not the pools' or the
+// queue lengths, the task count, and the two time sums (Σt_exec, Σt_func) those averages are
+// made of, so that a reader can show each sampling interval's idle rate, t_d and t_o instead of
+// averages since the start. Short names: this locality's totals (not the pools' or the
 // workers', which are on request).
 const std::vector<std::string>& default_counters() {
   static const std::vector<std::string> d = {
@@ -27,6 +29,8 @@ const std::vector<std::string>& default_counters() {
       "/threads/queue-length/pending",
       "/threads/queue-length/staged",
       "/threads/count/cumulative",
+      "/threads/time/cumulative",
+      "/threads/time/overall",
   };
   return d;
 }

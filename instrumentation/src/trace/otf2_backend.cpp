@@ -1,7 +1,7 @@
 // OTF2 back end: a converter thread turns the chunks the workers publish into OTF2 events (when
 // a core is spare: convert_pacing.hpp), one event writer per worker location (OTF2 writes a
-// chunk to its file when full); the METRIC location
-// "runtime counters" and the "policy engine" location are written under the session's aux mutex;
+// chunk to its file when full); the METRIC location "runtime counters" (counters and knobs) and
+// the "policy engine" location (decisions) are written under the session's aux mutex;
 // definitions are written once, at the end, by the stopping thread. With several ranks (an
 // MPI job) every rank writes its own locations into one archive through OTF2's collective
 // callbacks; rank 0 unifies the definitions (definitions_exchange.hpp) and the ranks' clocks
@@ -227,7 +227,7 @@ class otf2_backend final : public backend {
     const std::string name = "knob:" + knob;
     std::string description = "value of the knob " + knob + " (a step: valid until the next)";
     const auto id = ids_.metric(name, "", description, OTF2_METRIC_ABSOLUTE_NEXT);
-    write_metric(policy_evt_, ts, id, value);
+    write_metric(metric_evt_, ts, id, value);  // a METRIC location (tracing.md, "Other readers")
     knob_values_[knob] = value;
   }
 
