@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "task_names.hpp"
+
 namespace grain::instrumentation::trace_detail {
 
 namespace {
@@ -20,7 +22,7 @@ std::uint32_t region_of_new_name(session_core& s, worker_buf& b, const char* nam
     h = (h + 1) & mask;
   }
   std::string full = "task:";
-  full += name;
+  full += short_task_name(name);
   const std::uint32_t r = s.regions.get(full, region_kind::task);
   if (b.cache_used * 4 >= worker_buf::cache_size * 3) {
     b.cache.fill({});
