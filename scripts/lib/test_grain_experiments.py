@@ -177,3 +177,46 @@ def test_figure_has_footer_and_is_written(tmp_path):
     path = gx.finish(plt, fig, tmp_path / "f.png", "A title", info)
     assert path.exists() and path.stat().st_size > 5000
     assert os.path.getsize(path) > 0
+
+
+# The drivers built on the library, with the arguments that make each one look for its
+# programs (a missing build must stop it before anything runs).
+SCRIPTS = Path(__file__).resolve().parent.parent
+DRIVERS = {
+    "ab-pingpong": None, "bench": [], "bench-apps": [], "bench-dashboard": [],
+    "bench-grain-policy": [], "bench-localities": [], "bench-pingpong": [],
+    "bench-trace-formats": [], "characterise": ["pyramids"], "sweep-coalescing": [],
+    "sweep-collectives": [], "sweep-grain": [], "sweep-inline": [], "sweep-loop": [],
+    "sweep-pools": ["--workers=2"],
+}
+
+
+def _driver(name, *args, env=None):
+    import subprocess
+    return subprocess.run([str(SCRIPTS / name)] + list(args), capture_output=True, text=True,
+                          timeout=60, env=env)
+
+
+@pytest.mark.parametrize("name", sorted(DRIVERS))
+def test_driver_uses_the_library_and_answers_help(name):
+    assert "import grain_experiments as gx" in (SCRIPTS / name).read_text()
+    r = _driver(name, "--help")
+    assert r.returncode == 0, r.stderr
+    if DRIVERS[name] is not None:
+        assert "--build-dir" in r.stdout
+
+
+@pytest.mark.parametrize("name", sorted(n for n, a in DRIVERS.items() if a is not None))
+def test_driver_names_a_missing_build_and_how_to_build_it(name, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "GRAIN_STENCIL"}
+    r = _driver(name, *DRIVERS[name], "--build-dir", str(tmp_path / "nobuild"),
+                "--out", str(tmp_path / "out"), env=env)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "is not built" in r.stderr and f"cmake --build {tmp_path / 'nobuild'}" in r.stderr
+
+
+def test_old_build_spelling_still_works_with_a_note(tmp_path):
+    r = _driver("bench-localities", "--build", str(tmp_path / "old"))
+    assert r.returncode == 2
+    assert f"--build is deprecated; use --build-dir {tmp_path / 'old'}" in r.stderr
+    assert "grain-stencil is not built" in r.stderr

@@ -13,7 +13,7 @@ The modules, one concept each:
   runs        one run with a timeout; rounds of configurations, interleaved, with progress
   stats       medians and spreads
   provenance  commit, machine shape, load, date, command line
-  results     the out/ folder, CSV files, run summaries, tables written into docs
+  results     the out/ folder (--out), CSV files, run summaries, tables written into docs
   figures     one style for every figure: title, axis names, spread, provenance footer
 """
 
@@ -23,16 +23,16 @@ from pathlib import Path
 from .build import ROOT, BuildError, add_build_options, find_binary, mpirun
 from .figures import errorbars, finish, pyplot, subplots
 from .provenance import footer, provenance
-from .results import (out_dir, read_csv, read_summary, write_between_markers, write_csv,
-                      write_json)
+from .results import (add_out_option, out_dir, read_csv, read_summary, save_runs,
+                      write_between_markers, write_csv, write_json)
 from .runs import Progress, Run, interleaved, run
 from .stats import describe, iqr, median, spread
 
-__all__ = ["ROOT", "BuildError", "Progress", "Run", "add_build_options", "describe", "die",
-           "errorbars", "find_binary", "finish", "fmt_time", "footer", "interleaved", "iqr",
-           "median", "mpirun", "note", "out_dir", "provenance", "pyplot", "read_csv",
-           "read_summary", "run", "spread", "subplots", "write_between_markers", "write_csv",
-           "write_json"]
+__all__ = ["ROOT", "BuildError", "Progress", "Run", "add_build_options", "add_out_option",
+           "describe", "die", "errorbars", "find_binary", "finish", "fmt_time", "footer",
+           "interleaved", "iqr", "median", "mpirun", "note", "out_dir", "provenance", "pyplot",
+           "read_csv", "read_summary", "run", "save_runs", "spread", "subplots",
+           "write_between_markers", "write_csv", "write_json"]
 
 
 def script_name():

@@ -20,6 +20,21 @@ def out_dir(out, name, create=True):
     return d
 
 
+def add_out_option(parser, name):
+    """--out DIR on an argparse parser: where the driver's files go (default out/NAME)."""
+    parser.add_argument("--out", metavar="DIR", default=None,
+                        help=f"folder for the results: runs.csv, provenance.json, ... "
+                             f"(default out/{name} in the repository)")
+
+
+def save_runs(out, name, rows, info, fields=None):
+    """Every run's row to OUT/runs.csv and the provenance to OUT/provenance.json (OUT: `out`,
+    else out/NAME); returns the CSV's path."""
+    d = out_dir(out, name)
+    write_json(d / "provenance.json", info)
+    return write_csv(d / "runs.csv", rows, fields)
+
+
 def write_csv(path, rows, fields=None):
     """Rows (dicts) to a CSV file with a header; None is written as an empty cell. The
     fields default to the keys of the rows, in the order first seen."""
