@@ -220,3 +220,19 @@ def test_old_build_spelling_still_works_with_a_note(tmp_path):
     assert r.returncode == 2
     assert f"--build is deprecated; use --build-dir {tmp_path / 'old'}" in r.stderr
     assert "grain-stencil is not built" in r.stderr
+
+
+def test_number_lists():
+    assert gx.number_list("1, 2,4") == [1, 2, 4]
+    assert gx.number_list("0.5,2", float, 0) == [0.5, 2.0]
+    for bad, msg in (("1,x", "not a list of integers"), ("", "empty"),
+                     ("0,3", "need integers >= 1")):
+        with pytest.raises(ValueError, match=msg):
+            gx.number_list(bad, int, 1)
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nx", type=gx.numbers(int, 1))
+    assert ap.parse_args(["--nx=10,20"]).nx == [10, 20]
+    with pytest.raises(SystemExit) as e:
+        ap.parse_args(["--nx=10,-1"])
+    assert e.value.code == 2

@@ -10,6 +10,7 @@ a driver in twenty lines.
 
 The modules, one concept each:
   build       the binaries (--build-dir), mpirun's command line
+  options     comma-separated lists of numbers on the command line
   runs        one run with a timeout; rounds of configurations, interleaved, with progress
   stats       medians and spreads
   provenance  commit, machine shape, load, date, command line
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from .build import ROOT, BuildError, add_build_options, find_binary, mpirun
 from .figures import errorbars, finish, pyplot, subplots
+from .options import number_list, numbers
 from .provenance import footer, provenance
 from .results import (add_out_option, out_dir, read_csv, read_summary, save_runs,
                       write_between_markers, write_csv, write_json)
@@ -30,9 +32,9 @@ from .stats import describe, iqr, median, spread
 
 __all__ = ["ROOT", "BuildError", "Progress", "Run", "add_build_options", "add_out_option",
            "describe", "die", "errorbars", "find_binary", "finish", "fmt_time", "footer",
-           "interleaved", "iqr", "median", "mpirun", "note", "out_dir", "provenance", "pyplot",
-           "read_csv", "read_summary", "run", "save_runs", "spread", "subplots",
-           "write_between_markers", "write_csv", "write_json"]
+           "interleaved", "iqr", "median", "mpirun", "note", "number_list", "numbers",
+           "out_dir", "provenance", "pyplot", "read_csv", "read_summary", "run", "save_runs",
+           "spread", "subplots", "write_between_markers", "write_csv", "write_json"]
 
 
 def script_name():
