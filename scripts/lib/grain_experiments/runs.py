@@ -5,6 +5,7 @@ shared machine comparable: a slow drift of its speed hits every configuration al
 rounds print their progress with an estimate of the time left, on stderr.
 """
 
+import json
 import os
 import shlex
 import subprocess
@@ -39,7 +40,6 @@ class Run:
 
     def json_lines(self):
         """The lines of stdout that are JSON objects (the programs' result lines)."""
-        import json
         rows = []
         for line in self.stdout.splitlines():
             if line.startswith("{"):
