@@ -28,9 +28,9 @@ std::uint64_t call_watch::stuck_after_ns() const {
   return limit + std::max<std::uint64_t>(limit, 200'000'000ull);
 }
 
-std::string call_watch::stuck(rule_info* info) {
+std::string call_watch::running_for(std::uint64_t ns, rule_info* info) {
   std::lock_guard lk(m_);
-  if (!rule_ || now_ns() - started_ns_ < stuck_after_ns()) return {};
+  if (!rule_ || now_ns() - started_ns_ < ns) return {};
   if (info) {
     info->name = rule_->info.name;
     info->trigger = rule_->info.trigger;

@@ -28,7 +28,9 @@ class call_watch {
   std::uint64_t stuck_after_ns() const;
   // The rule of a stuck call, with what rules() should report for it in `info`; empty if
   // none.
-  std::string stuck(rule_info* info = nullptr);
+  std::string stuck(rule_info* info = nullptr) { return running_for(stuck_after_ns(), info); }
+  // The same for a call that has run at least `ns`.
+  std::string running_for(std::uint64_t ns, rule_info* info = nullptr);
 
   // The policy thread was left behind in a stuck rule: the impl and its Lua state are never
   // freed (the thread may still use them), and `abandoned_rules` answers rules().

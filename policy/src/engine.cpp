@@ -164,6 +164,11 @@ void engine::stop() {
   impl_->drain();
 }
 
+void engine::interrupt() noexcept {
+  impl_->interrupted.store(true);
+  impl_->lua.stop_requested.store(true, std::memory_order_relaxed);
+}
+
 bool engine::running() const noexcept {
   return impl_->thread.running.load();
 }

@@ -67,8 +67,11 @@ struct engine::impl {
   void process(queued& q);
   void drain();
   // Waits for the policy thread to end; false when it is stuck or does not end within the
-  // bound (it is then abandoned).
+  // bound (it is then abandoned). After interrupt() the bound is interrupt_wait.
   bool wait_thread_end();
+  // engine::interrupt: how long stop() then waits for a call the hook cannot cut.
+  static constexpr std::uint64_t interrupt_wait_ns = 500'000'000;
+  std::atomic<bool> interrupted{false};
   // pump() with the thread: waits until `ticket` is processed, but not for a stuck rule and
   // not beyond a bound. `lk` holds inputs.m.
   void wait_ticket(std::unique_lock<std::mutex>& lk, std::uint64_t ticket);

@@ -91,22 +91,28 @@ void engine::impl::thread_main() {
 
 bool engine::impl::wait_thread_end() {
   // Every call is cut or found stuck within stuck_after_ns; the overall bound covers a long
-  // queue of calls that each stay under the limit.
-  const std::uint64_t bound = now_ns() + 2 * watch.stuck_after_ns() + 1'000'000'000ull;
+  // queue of calls that each stay under the limit. Interrupted (the program ends on a signal),
+  // the hook cuts every Lua call at once, and a call it cannot reach is not waited for.
+  const bool hurry = interrupted.load();
+  const std::uint64_t bound =
+      now_ns() + (hurry ? interrupt_wait_ns : 2 * watch.stuck_after_ns() + 1'000'000'000ull);
   std::unique_lock lk(inputs.m);
   while (!inputs.thread_done) {
     rule_info info;
-    std::string name = watch.stuck(&info);
+    std::string name = hurry ? (now_ns() < bound ? std::string() : watch.running_for(0, &info))
+                             : watch.stuck(&info);
     if (name.empty() && now_ns() < bound) {
       inputs.done_cv.wait_for(lk, std::chrono::milliseconds(20));
       continue;
     }
     if (!name.empty()) {
       const std::string why =
-          "it has run for more than " + std::to_string(watch.stuck_after_ns() / 1'000'000) +
-          " ms, past its time limit of " + std::to_string(opts.time_limit.count()) +
-          " ms, inside code that cannot be interrupted (a C function such "
-          "as string.find)";
+          hurry ? "the program is ending on a signal and the rule is inside code that cannot "
+                  "be interrupted (a C function such as string.find)"
+                : "it has run for more than " + std::to_string(watch.stuck_after_ns() / 1'000'000) +
+                      " ms, past its time limit of " + std::to_string(opts.time_limit.count()) +
+                      " ms, inside code that cannot be interrupted (a C function such "
+                      "as string.find)";
       info.last_error = "abandoned: " + why;
       watch.abandoned_rules.push_back(std::move(info));
       spdlog::error(

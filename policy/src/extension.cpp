@@ -6,8 +6,8 @@
 #include <atomic>
 #include <cstdio>
 
-#include "grain/policy/engine.hpp"
 #include "grain/ext/runtime_core.hpp"
+#include "grain/policy/engine.hpp"
 #include "policy_internal.hpp"
 
 namespace grain::policy {
@@ -137,7 +137,11 @@ class policy_extension final : public extension {
   }
 
   void stop(runtime_core&) override { shutdown(); }
-  void emergency_stop(runtime_core&) override { shutdown(); }
+  // On a signal: a rule looping under a long --grain:policy-time-limit must not hold the end.
+  void emergency_stop(runtime_core&) override {
+    if (engine_) engine_->interrupt();
+    shutdown();
+  }
 
   ~policy_extension() override { shutdown(); }
 

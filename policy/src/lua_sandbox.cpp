@@ -45,7 +45,9 @@ void budget_hook(lua_State* L, lua_Debug*) {
   lua_sandbox& s = sandbox_of(L);
   if (s.cut_now == cut_kind::none) {
     s.budget_used += static_cast<std::uint64_t>(lua_gethookcount(L));
-    if (s.budget_used > s.instruction_budget)
+    if (s.stop_requested.load(std::memory_order_relaxed))
+      s.cut_now = cut_kind::stop;
+    else if (s.budget_used > s.instruction_budget)
       s.cut_now = cut_kind::budget;
     else if (now_ns() > s.deadline_ns)
       s.cut_now = cut_kind::time;
@@ -61,9 +63,11 @@ void budget_hook(lua_State* L, lua_Debug*) {
   if (s.cut_now == cut_kind::budget)
     lua_pushfstring(L, "instruction budget of %I exceeded (endless loop?)",
                     static_cast<lua_Integer>(s.instruction_budget));
-  else
+  else if (s.cut_now == cut_kind::time)
     lua_pushfstring(L, "ran longer than the time limit of %I ms",
                     static_cast<lua_Integer>(s.time_limit.count()));
+  else
+    lua_pushliteral(L, "cut short: the program is ending on a signal");
   lua_concat(L, 2);
   lua_error(L);
 }

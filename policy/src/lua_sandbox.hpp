@@ -24,7 +24,7 @@
 namespace grain::policy {
 
 // Why the Lua call in progress is being cut: every further instruction raises.
-enum class cut_kind { none, budget, time };
+enum class cut_kind { none, budget, time, stop };
 
 using push_args_fn = std::function<int(lua_State*)>;
 
@@ -63,6 +63,9 @@ class lua_sandbox {
   std::uint64_t budget_used = 0;
   cut_kind cut_now = cut_kind::none;
   std::uint64_t deadline_ns = ~0ull;  // now_ns() past which the call in progress is cut
+  // Set from any thread when the program ends on a signal: the call in progress and every later
+  // one is cut at the hook's next check, whatever the budget and the time limit.
+  std::atomic<bool> stop_requested{false};
   int hook_granularity = 1000;
   int msgh_ref = LUA_NOREF;
   std::string last_traceback;

@@ -55,6 +55,12 @@ bool engine::impl::call_lua(rule& r, int ref, const push_args_fn& push_args) {
   }
   if (outer) watch.end();
   if (!err) return true;
+  if (lua.cut() == cut_kind::stop) {
+    // Not the rule's fault: the program is ending (engine::interrupt).
+    spdlog::info("grain: policy rule '{}' cut short: the program is ending on a signal",
+                 r.info.name);
+    return false;
+  }
   // A rule that ran for a whole time limit would hold up every other rule each time.
   record_error(r, *err, lua.cut() == cut_kind::time ? "it ran past the time limit" : nullptr);
   return false;

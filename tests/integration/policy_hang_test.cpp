@@ -136,5 +136,34 @@ TEST_F(PolicyHang, SigtermEndsAProgramStuckInAPolicy) {
   EXPECT_TRUE(contains(out, "policy rule 'stuck-rule'")) << out;
 }
 
+// A rule looping in Lua under a time limit of 100 s and a budget it never reaches: SIGTERM cuts
+// it and ends the program at once (it used to wait for the limit: 9.8 s at 10 s, not at all
+// within 30 s at 100 s). The bound of 3 s tells waiting from not waiting.
+TEST_F(PolicyHang, SigtermCutsARuleLoopingUnderALongTimeLimit) {
+  auto args = base_args;
+  args.push_back("--nt=100000");
+  args.push_back("--grain:policy-time-limit=100000");
+  args.push_back("--grain:policy-budget=1000000000000");
+  args.push_back("--grain:policy=" + write_policy("looping.lua",
+                                                  "grain.on('iteration', function()\n"
+                                                  "  grain.log.warn('entering the loop')\n"
+                                                  "  while true do end\n"
+                                                  "end, 'looping-rule')\n"));
+  child c = spawn(args, write_policy("looping.out", ""));
+  const auto end = std::chrono::steady_clock::now() + 60s;
+  while (!contains(read_file(c.out), "entering the loop") && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(20ms);
+  std::this_thread::sleep_for(100ms);  // well inside the loop
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(c.pid, SIGTERM);
+  const int status = wait_for(c, 30s);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string out = read_file(c.out);
+  ASSERT_NE(status, -1) << "SIGTERM did not end the program within 30 s\n" << out;
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status << "\n" << out;
+  EXPECT_LT(seconds, 3.0) << out;
+}
+
 }  // namespace
 }  // namespace grain::test::stencil

@@ -119,6 +119,11 @@ class engine : public instrumentation::listener {
   void start(double workers = 0);
   // Deliver "stop", process what is queued, end the thread. Idempotent.
   void stop();
+  // The program is ending on a signal: from any thread, before stop(). The rule call in
+  // progress is cut at its next hook check (a few hundred Lua instructions), whatever the
+  // budget and the time limit, and so is every later one; stop() then waits at most 0.5 s for
+  // a call the hook cannot reach (inside a C function) before it abandons the thread.
+  void interrupt() noexcept;
   bool running() const noexcept;
 
   // Inputs, from any thread.
