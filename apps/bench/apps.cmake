@@ -1,4 +1,4 @@
-# --- The seed-002 applications (Alignment, Pyramids, standard UTS): bench-apps-<system> -------
+# --- The Inncabs applications of Grubel, Lelbach, Kaiser 2016 (Alignment, Pyramids, standard UTS): bench-apps-<system> -------
 # The kernels are kernels/*.hpp (runtime-free); standard UTS needs nettle's SHA-1.
 # scripts/bench-apps runs the matrix; scripts/characterise runs the grain apps.
 find_library(GRAIN_BENCH_NETTLE nettle)

@@ -1,7 +1,7 @@
-// bench-apps-grain: the seed-002 applications (Alignment, Pyramids, standard UTS) on grain:
-// grain::async per pair / per parallel piece / per tree node, future::get to join; the
-// computation runs as a task (the main thread only waits), as in bench-grain.
-// Workers: --grain:threads=P (or --threads=P, translated to --grain:threads=P).
+// bench-apps-grain: the Grubel, Lelbach, Kaiser 2016 applications (Alignment, Pyramids, standard
+// UTS) on grain: grain::async per pair / per parallel piece / per tree node, future::get to join;
+// the computation runs as a task (the main thread only waits), as in bench-grain. Workers:
+// --grain:threads=P (or --threads=P, translated to --grain:threads=P).
 #include <vector>
 
 #include "common/apps_bench.hpp"

@@ -1,6 +1,6 @@
-// bench-apps-omp-gcc: the seed-002 applications as OpenMP tasks (g++ / libgomp): one parallel
-// region of P threads, one thread starts the work in a `single`, every pair / parallel piece /
-// tree node an `omp task`, joins are `taskwait`.
+// bench-apps-omp-gcc: the Grubel, Lelbach, Kaiser 2016 applications as OpenMP tasks (g++ /
+// libgomp): one parallel region of P threads, one thread starts the work in a `single`, every pair
+// / parallel piece / tree node an `omp task`, joins are `taskwait`.
 #include <omp.h>
 
 #include <vector>

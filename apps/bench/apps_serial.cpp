@@ -1,5 +1,6 @@
-// bench-apps-serial: the seed-002 applications run serially (the same decompositions without
-// tasks): the T_serial reference and the result every bench-apps-<system> must reproduce.
+// bench-apps-serial: the Grubel, Lelbach, Kaiser 2016 applications run serially (the same
+// decompositions without tasks): the T_serial reference and the result every bench-apps-<system>
+// must reproduce.
 #include "common/apps_bench.hpp"
 
 int main(int argc, char** argv) {

@@ -1,5 +1,6 @@
-// bench-apps-tbb: the seed-002 applications on oneTBB in a task_arena of P threads:
-// task_group::run per pair and per tree node, parallel_invoke for Pyramids' parallel pieces.
+// bench-apps-tbb: the Grubel, Lelbach, Kaiser 2016 applications on oneTBB in a task_arena of P
+// threads: task_group::run per pair and per tree node, parallel_invoke for Pyramids' parallel
+// pieces.
 #include <tbb/global_control.h>
 #include <tbb/parallel_invoke.h>
 #include <tbb/task_arena.h>

@@ -1,4 +1,4 @@
-// grain-cholesky: tiled right-looking Cholesky (seed 003's first benchmark) on an n×n SPD
+// grain-cholesky: tiled right-looking Cholesky (Jiang et al. 2020's first benchmark) on an n×n SPD
 // matrix with b×b tiles, POTRF/TRSM/SYRK/GEMM tasks as a dataflow graph, the chosen task kinds
 // on the critical pool (or at high priority), the residual checked, and with --peer one call
 // of OpenBLAS's threaded dpotrf on the whole matrix in the same run (threads = workers), after
@@ -13,6 +13,7 @@
 #include <string>
 
 #include "../critical/command_line.hpp"
+#include "common/app_args.hpp"
 #include "factor.hpp"
 #include "grain/grain.hpp"
 #include "threaded_peer.hpp"
@@ -129,7 +130,24 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
+// --help (bench::args::help_requested).
+constexpr char usage_text[] =
+    "usage: grain-cholesky [--n=2048] [--b=256] [--critical=none|auto|potrf,trsm,syrk,gemm]\n"
+    "                      [--critical-via=pool|priority] [--repeat=R] [--peer] [--check=on|off]\n"
+    "                      [--grain:pools=critical:C] [--grain:...]\n"
+    "Tiled Cholesky factorisation as a dataflow of POTRF/TRSM/SYRK/GEMM tasks; the residual "
+    "checked.\n"
+    "  --n=N              matrix order (default 2048)\n"
+    "  --b=B              tile order (default 256)\n"
+    "  --critical=K       task kinds sent to the critical pool (or priority): none, auto or a "
+    "list\n"
+    "  --critical-via=V   pool (--grain:pools=critical:C) or priority\n"
+    "  --repeat=R         timed runs (default 1)\n"
+    "  --peer             also one call of OpenBLAS's threaded dpotrf on the whole matrix\n"
+    "  --check=on|off     compute the residual (default on)\n";
+
 int main(int argc, char** argv) {
+  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
   try {
     return run_main(argc, argv);
   } catch (const std::exception& e) {

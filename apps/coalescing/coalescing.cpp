@@ -1,4 +1,4 @@
-// grain-coalescing: seed 001's toy application for parcel coalescing, in phases.
+// grain-coalescing: Wagle 2019's toy application for parcel coalescing, in phases.
 //   mpirun -np 2 grain-coalescing [--phases=dense,sparse,dense] [--parcels=N] [--work-ns=W]
 //                                 [--gap-us=G] [--pace-us=P] [--chains=K]
 //                                 --grain:coalescing=work
@@ -126,7 +126,24 @@ double counter(const std::string& name) {
 
 }  // namespace
 
+// --help (bench::args::help_requested).
+constexpr char usage_text[] =
+    "usage: mpirun -np 2 grain-coalescing [--phases=dense,sparse,dense] [--parcels=N] "
+    "[--work-ns=W]\n"
+    "                                    [--gap-us=G] [--pace-us=P] [--chains=K] [--grain:...]\n"
+    "Every locality sends small actions to every other in phases; one JSON line per phase.\n"
+    "  --phases=LIST      dense, sparse, paced and chains phases, in order (default "
+    "dense,sparse,dense)\n"
+    "  --parcels=N        parcels per destination of a dense phase (100000; sparse N/20, paced "
+    "N/4)\n"
+    "  --work-ns=W        computation of each action in nanoseconds (200)\n"
+    "  --gap-us=G         sleep between two posts of a sparse phase (200)\n"
+    "  --pace-us=P        computation before each post of a paced phase (10)\n"
+    "  --chains=K         request chains per destination of a chains phase (4)\n"
+    "Coalescing is on with --grain:coalescing=work (its knobs: --grain:knob=coalescing.work.*).\n";
+
 int main(int argc, char** argv) {
+  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
   // Options first: a bad one ends the program before the runtime starts (every rank sees the
   // same command line).
   std::string phases = "dense,sparse,dense";

@@ -1,7 +1,7 @@
 #pragma once
-// grain-collectives-bench's command line and the workload every variant runs (seed 004 Fig. 1):
-// per iteration and rank, region A = `tasks` tasks of injected load, each producing a value;
-// B = the global sum of those values (local, then global: the two-level reduction); C =
+// grain-collectives-bench's command line and the workload every variant runs (Wickramasinghe et al.
+// 2017 Fig. 1): per iteration and rank, region A = `tasks` tasks of injected load, each producing a
+// value; B = the global sum of those values (local, then global: the two-level reduction); C =
 // independent work of `overlap_units` quanta (off, one sequential piece, or parallel pieces of
 // `overlap_quantum` quanta); D = the check of B's result, after B and C.
 #include <cstdint>

@@ -1,7 +1,7 @@
-// Load injection (load_injection.hpp): counter-based draws (SplitMix64 over the seed and the
-// task's coordinates), Box-Muller for the gaussian, Knuth's product method for the poisson
-// (a normal approximation above a mean of 60), the inverse CDF for the exponential; the spin
-// is a dependent multiply-xor chain that the compiler cannot shorten.
+// Load injection (load_injection.hpp): counter-based draws (SplitMix64 over Wickramasinghe et al.
+// 2017 and the task's coordinates), Box-Muller for the gaussian, Knuth's product method for the
+// poisson (a normal approximation above a mean of 60), the inverse CDF for the exponential; the
+// spin is a dependent multiply-xor chain that the compiler cannot shorten.
 #include "load_injection.hpp"
 
 #include <algorithm>

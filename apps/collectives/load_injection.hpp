@@ -1,7 +1,7 @@
 #pragma once
-// Load injection (seed 004 §V-A): a fixed work quantum t_u that spins (compute, not sleep),
-// and per task and iteration an amount of it drawn from a distribution — uniform [a, b],
-// scaled (one assignment of the iteration gets 1 + s units, the others 1), gaussian (mu,
+// Load injection (Wickramasinghe et al. 2017 §V-A): a fixed work quantum t_u that spins (compute,
+// not sleep), and per task and iteration an amount of it drawn from a distribution — uniform [a,
+// b], scaled (one assignment of the iteration gets 1 + s units, the others 1), gaussian (mu,
 // sigma), poisson (mean) or exponential (mean) — applied to a chosen fraction of tasks or of
 // ranks (the others get exactly one unit). A draw depends only on (seed, iteration, rank,
 // task), never on the order tasks run in, so every variant of grain-collectives-bench (grain,

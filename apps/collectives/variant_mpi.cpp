@@ -1,4 +1,5 @@
-// The peers of grain-collectives-bench (seed 004 §V-B, V-C), same workload and draws:
+// The peers of grain-collectives-bench (Wickramasinghe et al. 2017 §V-B, V-C), same workload and
+// draws:
 //   omp-static / omp-dynamic  fork-join: parallel for (schedule static / dynamic,1) with a
 //                             reduction over A, then MPI_Allreduce, then C (sequential on the
 //                             master, or a parallel for over its pieces);

@@ -1,8 +1,8 @@
 #pragma once
-// Where an app's critical tasks run (seed 003): the task kinds named by --critical=... go to
-// the pool "critical" (--critical-via=pool, the seed's decoupled pools) or run at high
-// priority in the default pool (--critical-via=priority, the alternative the seed compares
-// with OpenMP's task priorities); every other task goes to the default pool at normal
+// Where an app's critical tasks run (Jiang et al. 2020): the task kinds named by --critical=... go
+// to the pool "critical" (--critical-via=pool, Jiang et al.'s (2020) decoupled pools) or run at
+// high priority in the default pool (--critical-via=priority, the alternative Jiang et al. 2020
+// compares with OpenMP's task priorities); every other task goes to the default pool at normal
 // priority. --critical=auto leaves the choice to the runtime (--grain:critical=auto): every
 // task is launched without a pool and the runtime routes it by kind. Shared by grain-cholesky
 // and grain-mergesort, header-only.

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/app_args.hpp"
 #include "grain/detail/task_overhead.hpp"
 #include "grain/grain.hpp"
 
@@ -96,7 +97,17 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
+// --help (bench::args::help_requested).
+constexpr char usage_text[] =
+    "usage: grain-fib [N] [--policy=async|fork|sync|adaptive] [--repeat=R] [--grain:...]\n"
+    "Naive Fibonacci with one task per call, then what the runtime did.\n"
+    "  N                  the argument of fib (default 30)\n"
+    "  --policy=P         how each call is launched: async, fork, sync or adaptive (default:\n"
+    "                     grain::async's default, which --grain:inline=adaptive makes adaptive)\n"
+    "  --repeat=R         runs of fib(N), each timed (default 1)\n";
+
 int main(int argc, char** argv) {
+  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
   try {
     return run_main(argc, argv);
   } catch (const std::exception& e) {

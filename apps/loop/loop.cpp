@@ -17,6 +17,7 @@
 
 #include <sys/resource.h>
 
+#include "common/app_args.hpp"
 #include "grain/detail/task_overhead.hpp"
 #include "grain/grain.hpp"
 
@@ -177,7 +178,19 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
+// --help (bench::args::help_requested).
+constexpr char usage_text[] =
+    "usage: grain-loop --n=N --cost-ns=C --chunker=static:N|dynamic:N|guided:N|auto|adaptive|seq\n"
+    "                  [--repeat=R] [--warmup=W] [--grain:...]\n"
+    "A parallel loop of N iterations that each compute for C ns: what a chunker costs.\n"
+    "  --n=N              iterations\n"
+    "  --cost-ns=C        work per iteration in nanoseconds (calibrated arithmetic, not a sleep)\n"
+    "  --chunker=K        static:N, dynamic:N, guided:N, auto, adaptive, or seq (no parallelism)\n"
+    "  --repeat=R         timed runs (default 5)\n"
+    "  --warmup=W         untimed runs first (default 1)\n";
+
 int main(int argc, char** argv) {
+  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
   try {
     return run_main(argc, argv);
   } catch (const std::exception& e) {

@@ -1,6 +1,6 @@
 #pragma once
-// The inputs grain-mergesort sorts: random (the seed's case) and the adversarial shapes that
-// break careless merges and splits — already sorted, reversed, all equal, few distinct values,
+// The inputs grain-mergesort sorts: random (Jiang et al.'s (2020) case) and the adversarial shapes
+// that break careless merges and splits — already sorted, reversed, all equal, few distinct values,
 // organ pipe, sawtooth. Deterministic for a seed, so a failing case can be rerun.
 #include <cstdint>
 #include <stdexcept>

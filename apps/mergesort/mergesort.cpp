@@ -1,6 +1,6 @@
-// grain-mergesort: seed 003's second benchmark — split, sort leaves, merge — with the chosen
-// task kinds (the merges in the seed) on the critical pool or at high priority; every run is
-// verified: sorted, and a permutation of the input (equal to std::sort of a copy).
+// grain-mergesort: Jiang et al. 2020's second benchmark — split, sort leaves, merge — with the
+// chosen task kinds (the merges in Jiang et al. 2020) on the critical pool or at high priority;
+// every run is verified: sorted, and a permutation of the input (equal to std::sort of a copy).
 //   grain-mergesort [--n=10000000] [--leaf=20000] [--input=random|sorted|reverse|equal|few|
 //                   organ|sawtooth] [--seed=1] [--critical=none|auto|merge,split,sort]
 //                   [--critical-via=pool|priority] [--form=listing|dataflow] [--repeat=R]
@@ -14,6 +14,7 @@
 #include <string>
 
 #include "../critical/command_line.hpp"
+#include "common/app_args.hpp"
 #include "grain/grain.hpp"
 #include "inputs.hpp"
 #include "sort_tasks.hpp"
@@ -110,7 +111,25 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
+// --help (bench::args::help_requested).
+constexpr char usage_text[] =
+    "usage: grain-mergesort [--n=10000000] [--leaf=20000] "
+    "[--input=random|sorted|reverse|equal|few|\n"
+    "                       organ|sawtooth] [--seed=1] [--critical=none|auto|merge,split,sort]\n"
+    "                       [--critical-via=pool|priority] [--form=listing|dataflow] [--repeat=R]\n"
+    "                       [--grain:pools=critical:C] [--grain:...]\n"
+    "Parallel merge sort (split, sort leaves, merge); every run is verified.\n"
+    "  --n=N              elements (default 10,000,000)\n"
+    "  --leaf=L           elements sorted serially by one task (default 20,000)\n"
+    "  --input=KIND       the input's order (default random)\n"
+    "  --seed=S           the input's seed (default 1)\n"
+    "  --critical=K       task kinds sent to the critical pool (or priority)\n"
+    "  --critical-via=V   pool (--grain:pools=critical:C) or priority\n"
+    "  --form=F           listing (futures) or dataflow (what --critical=auto needs)\n"
+    "  --repeat=R         timed runs (default 1)\n";
+
 int main(int argc, char** argv) {
+  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
   try {
     return run_main(argc, argv);
   } catch (const std::exception& e) {

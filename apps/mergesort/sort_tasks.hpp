@@ -1,8 +1,8 @@
 #pragma once
-// Seed 003's merge sort (Listings 1 and 2) as grain tasks: a "split" task halves its range and
-// launches a task for each half, a "sort" task sorts a leaf serially, a "merge" task merges two
+// Jiang et al. 2020's merge sort (Listings 1 and 2) as grain tasks: a "split" task halves its range
+// and launches a task for each half, a "sort" task sorts a leaf serially, a "merge" task merges two
 // sorted halves; each kind runs on the executor `route` gives it (the merges on the critical
-// pool in the seed). The split task waits for its halves and its merge as the listing does
+// pool in Jiang et al. 2020). The split task waits for its halves and its merge as the listing does
 // (f_left.get(), f_right.get(), then the merge): in grain that suspends the user thread and
 // frees the worker.
 #include <cstddef>

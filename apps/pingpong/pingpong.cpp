@@ -58,7 +58,18 @@ long arg(int argc, char** argv, const std::string& name, long def) {
 
 }  // namespace
 
+// --help (bench::args::help_requested).
+constexpr char usage_text[] =
+    "usage: mpirun -np 2 grain-pingpong [--round-trips=N] [--posts=N] [--bytes=B] [--reps=R] "
+    "[--grain:...]\n"
+    "The cost of a parcel between two localities: round-trip latency and one-way message rate.\n"
+    "  --round-trips=N    calls of an action that returns its argument, one at a time (20000)\n"
+    "  --posts=N          one-way actions posted for the message rate (200000)\n"
+    "  --bytes=B          the argument's size in bytes (default 8)\n"
+    "  --reps=R           repetitions of each measurement (5)\n";
+
 int main(int argc, char** argv) {
+  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
   // Options first: a bad one ends the program before the runtime starts (every rank sees the
   // same command line).
   for (int i = 1; i < argc; ++i) {

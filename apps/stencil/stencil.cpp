@@ -1,5 +1,5 @@
-// grain-stencil: the 1-D heat-diffusion ring of seed 000 (HPX's 1d_stencil_4), futurized with
-// dataflow, with the partition size as a knob (stencil.nx) that policies may change while it
+// grain-stencil: the 1-D heat-diffusion ring of Grubel et al. 2015 (HPX's 1d_stencil_4), futurized
+// with dataflow, with the partition size as a knob (stencil.nx) that policies may change while it
 // runs. See docs/experiments.md.
 //   grain-stencil --nx=1000 --np=10000 --nt=50 --verify --grain:threads=2
 #include <algorithm>

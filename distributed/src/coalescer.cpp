@@ -1,5 +1,5 @@
 // Parcel coalescing (coalescer.hpp): the queues per (destination, action), Algorithm 1 of
-// seed 001, the knobs and the flush timer's thread.
+// Wagle 2019, the knobs and the flush timer's thread.
 #include "coalescer.hpp"
 
 #include <algorithm>

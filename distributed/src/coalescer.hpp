@@ -1,11 +1,11 @@
 #pragma once
-// Parcel coalescing (seed 001 chapter 3, Algorithm 1): parcels of a coalesced action bound for
+// Parcel coalescing (Wagle 2019 chapter 3, Algorithm 1): parcels of a coalesced action bound for
 // one destination wait in a queue until `parcels` of them are there or `interval` µs have
 // passed since the first, and then leave as one message. A parcel that comes more than
 // `interval` after the previous one (sparse traffic) goes at once, and a message never grows
 // beyond the byte cap. The two parameters are live knobs per action
 // (coalescing.<action>.parcels / .interval, following coalescing.default.* until set). The
-// interval is kept by a timer on its own OS thread: tasks are not preemptive (seed 001 §3.1),
+// interval is kept by a timer on its own OS thread: tasks are not preemptive (Wagle 2019 §3.1),
 // so a task could not be relied on to flush in time. Every flush of a queue happens under
 // its lock and hands the message to the transport in order, so parcels of one (destination,
 // action) are never reordered, lost or duplicated. With coalescing.event-parcels > 0 the

@@ -1,5 +1,5 @@
 #pragma once
-// The /coalescing counters of one coalesced action (seed 001 §3.1 names, docs/counters.md).
+// The /coalescing counters of one coalesced action (Wagle 2019 §3.1 names, docs/counters.md).
 #include <string>
 #include <vector>
 

@@ -1,7 +1,7 @@
 // The MPI transport (transport.hpp). Thread level MPI_THREAD_SERIALIZED, or SINGLE
 // (transport.hpp, mpi_threads): any thread may send or progress, but only one at a time,
 // under `network_` — a try_lock, so a worker never
-// waits for another one's MPI call (seed 001 §3.2: progress is background work, not a
+// waits for another one's MPI call (Wagle 2019 §3.2: progress is background work, not a
 // thread of its own). Small messages (≤ 8 KiB) land in a ring of receives posted in advance
 // (no probe, no allocation per message); a larger one is announced there by a notice in its
 // place and its bytes follow on a second communicator, so every message is handed over in

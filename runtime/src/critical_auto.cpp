@@ -1,8 +1,8 @@
-// --grain:critical=auto: seed 003's three steps for choosing the critical tasks — the longest
-// path of the task graph, the occurrences of each task kind on it, the most frequent kinds to
-// the critical pool — done online instead of by hand. Every dataflow task reports its kind,
-// its measured duration and its inputs when it ends (critical_record, from dataflow.hpp);
-// the longest path ending at it is its duration plus the longest of its inputs'. Every window
+// --grain:critical=auto: Jiang et al. 2020's three steps for choosing the critical tasks — the
+// longest path of the task graph, the occurrences of each task kind on it, the most frequent kinds
+// to the critical pool — done online instead of by hand. Every dataflow task reports its kind, its
+// measured duration and its inputs when it ends (critical_record, from dataflow.hpp); the longest
+// path ending at it is its duration plus the longest of its inputs'. Every window
 // (--grain:critical-window, 20 ms) the path ending at the longest-path task is walked back,
 // its kinds counted into frequencies that halve each window (a path of one task, no
 // dependencies seen, counts nothing), and the kinds within 3/4 of the

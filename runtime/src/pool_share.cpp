@@ -1,4 +1,4 @@
-// Moving workers between pools while the program runs (pool.<name>.share, seed 003's open
+// Moving workers between pools while the program runs (pool.<name>.share, Jiang et al. 2020's open
 // problem of tuning the split between the critical and the default pool online). Separate from
 // the elastic worker count (pool.<name>.workers, which suspends workers): here a worker leaves
 // one pool and serves another. The controller (a knob's setter) picks the workers and asks

@@ -238,8 +238,8 @@ index_list numa_balanced_order(const std::vector<pu_info>& pus, unsigned n) {
 }
 
 // The PUs of one NUMA domain in the order numa-balanced-mtp hands them out: "a processor core
-// of the target NUMA domain" (seed 003), so the first PU of every core, then the second PU of
-// every core, and so on.
+// of the target NUMA domain" (Jiang et al. 2020), so the first PU of every core, then the second PU
+// of every core, and so on.
 index_list cores_first(const std::vector<pu_info>& pus, const index_list& domain) {
   const auto cores = group_by(pus, domain, [](const pu_info& p) { return p.core; });
   index_list out;
@@ -255,7 +255,7 @@ index_list cores_first(const std::vector<pu_info>& pus, const index_list& domain
 }
 
 // numa-balanced-mtp: Algorithm 1 of Jiang et al., "Task Priority Control for the HPX Runtime
-// System" (seed 003, Section III.A), which we follow line by line:
+// System" (Jiang et al. 2020, Section III.A), which we follow line by line:
 //
 //   1: domains <- rp.numa_domains()
 //   2: pool <- next(pools)                    -- critical pools first

@@ -35,7 +35,7 @@ void scheduler::spawn_external(task_base* t) {
 #if GRAIN_TIMING
   // Tasks entering a pool from outside (another pool's worker, a non-worker thread) are few
   // next to the spawns a pool makes for itself: each is timed, so a pool fed only from
-  // outside (seed 003's critical pool) has a staged wait time too.
+  // outside (Jiang et al. 2020's critical pool) has a staged wait time too.
   t->created_ns = now_ns();
 #endif
   external_spawned_.fetch_add(1, std::memory_order_relaxed);

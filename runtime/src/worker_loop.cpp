@@ -24,7 +24,7 @@ thread_local worker* tls_worker = nullptr;
 constexpr unsigned spin_rounds = 64;
 constexpr unsigned yield_rounds = 16;
 // A busy worker runs its pool's background work (network progress) at least this often, so
-// that messages move while every worker has tasks (seed 001 §3.2: busy workers progress at a
+// that messages move while every worker has tasks (Wagle 2019 §3.2: busy workers progress at a
 // bounded period, idle ones all the time).
 constexpr std::uint64_t busy_background_period_ns = 100'000;
 // With background work, an idle worker keeps yielding for this long after the last thing it

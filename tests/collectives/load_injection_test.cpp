@@ -1,6 +1,7 @@
 // The load-injection library of grain-collectives-bench (apps/collectives/load_injection.hpp):
-// each distribution's mean and spread over many draws, reproducibility from the seed, the
-// fraction of tasks or ranks affected, scaled's single outlier, the checks of bad parameters.
+// each distribution's mean and spread over many draws, reproducibility from Wickramasinghe et al.
+// 2017, the fraction of tasks or ranks affected, scaled's single outlier, the checks of bad
+// parameters.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// grain-fib and grain-uts (apps/fib, apps/uts) as a user runs them with adaptive inlining: the
+// grain-fib and grain-uts-splitmix (apps/fib, apps/uts) as a user runs them with adaptive inlining: the
 // results stay right whatever inlines (the apps check against serial and exit 1 otherwise),
 // the options reach the runtime, and bad values are rejected with a message.
 #include <gtest/gtest.h>
@@ -28,7 +28,7 @@ result run(const char* name, const std::string& args) {
 class InliningApps : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* p : {"grain-fib", "grain-uts"})
+    for (const char* p : {"grain-fib", "grain-uts-splitmix"})
       if (!std::filesystem::exists(program(p))) GTEST_SKIP() << program(p) << " is not built";
   }
 };
@@ -52,14 +52,14 @@ TEST_F(InliningApps, UtsIsRightWithEveryPolicy) {
        {"--policy=async", "--policy=adaptive", "--grain:inline=adaptive",
         "--grain:inline=adaptive --grain:knob=inline.lambda=0", "--policy=sync"}) {
     auto r =
-        run("grain-uts", std::string("--depth=6 --gran=1 --repeat=2 --grain:threads=2 ") + args);
+        run("grain-uts-splitmix", std::string("--depth=6 --gran=1 --repeat=2 --grain:threads=2 ") + args);
     EXPECT_EQ(r.status, 0) << args << "\n" << r.output;
     EXPECT_TRUE(contains(r.output, "nodes in")) << r.output;
   }
 }
 
 TEST_F(InliningApps, PolicyFileRunsWithTheApps) {
-  auto r = run("grain-uts", std::string("--depth=7 --gran=1 --repeat=3 --grain:threads=2 "
+  auto r = run("grain-uts-splitmix", std::string("--depth=7 --gran=1 --repeat=3 --grain:threads=2 "
                                         "--grain:inline=adaptive --grain:policy=") +
                                 GRAIN_SOURCE_DIR + "/policies-lua/adaptive_inlining.lua");
   EXPECT_EQ(r.status, 0) << r.output;
@@ -70,9 +70,9 @@ TEST_F(InliningApps, BadValuesAreRejected) {
   auto r = run("grain-fib", "20 --grain:inline=sometimes");
   EXPECT_NE(r.status, 0);
   EXPECT_TRUE(contains(r.output, "valid values are adaptive and async")) << r.output;
-  r = run("grain-uts", "--policy=eager");
+  r = run("grain-uts-splitmix", "--policy=eager");
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(contains(r.output, "usage: grain-uts")) << r.output;
+  EXPECT_TRUE(contains(r.output, "usage: grain-uts-splitmix")) << r.output;
   r = run("grain-fib", "20 --grain:task-overhead=fast");
   EXPECT_NE(r.status, 0);
   EXPECT_TRUE(contains(r.output, "nanoseconds")) << r.output;

@@ -1,5 +1,5 @@
 // scripts/sweep-grain drives grain-stencil across partition sizes and writes the CSV files and
-// seed 000's figures (docs/references.md) (a small, fast sweep; the real one is in
+// Grubel et al. 2015's figures (docs/references.md) (a small, fast sweep; the real one is in
 // docs/experiments.md).
 #include <gtest/gtest.h>
 #include <unistd.h>

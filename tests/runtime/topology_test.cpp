@@ -445,8 +445,8 @@ TEST_F(TopologyPlaceFourSockets, MtpGivesEveryPoolEveryDomain) {
 }
 
 TEST(TopologyPlace, MtpPaperFigure5) {
-  // Seed 003, Fig. 5: two NUMA domains, two critical threads X0, X1 and six default threads
-  // D0..D5. Consecutive threads of each pool go to different domains.
+  // Jiang et al. 2020, Fig. 5: two NUMA domains, two critical threads X0, X1 and six default
+  // threads D0..D5. Consecutive threads of each pool go to different domains.
   auto t = topology::synthetic("pack:2 numa:1 core:4 pu:1");
   auto p = t.place({{"critical", 2}, {"default", 6}}, thread_mapping::numa_balanced_mtp);
   EXPECT_EQ(numa_of(t, p), (std::vector<unsigned>{0, 1, 0, 1, 0, 1, 0, 1}));

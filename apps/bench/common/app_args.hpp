@@ -1,6 +1,6 @@
 #pragma once
-// The command line of the seed-002 applications (grain-alignment, grain-pyramids,
-// grain-uts-std and bench-apps-*): --key=value arguments checked as they are read, so a bad
+// The command line of the applications (grain-alignment, grain-pyramids, grain-uts-sha1,
+// bench-apps-*, and --help for every grain-* program): --key=value arguments checked as they are read, so a bad
 // one is reported (by main, with the usage) before any work starts. Runtime-free.
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +49,24 @@ inline long named_integer(int argc, char** argv, const char* prog, const std::st
       }
     }
   return def;
+}
+
+// --help or -h anywhere on the command line: prints `usage` (the program's synopsis and its own
+// options) and where grain's options are listed, to stdout; main then returns 0 before the
+// runtime starts. Every application answers --help this way.
+inline bool help_requested(int argc, char** argv, const char* usage) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(usage, stdout);
+      std::fputs(
+          "grain's own options (--grain:threads=N, --grain:trace=DIR, --grain:policy=FILE, ...): "
+          "run with --grain:help\n",
+          stdout);
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace bench::args

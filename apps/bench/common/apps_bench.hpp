@@ -1,7 +1,7 @@
 #pragma once
-// Shared by the bench-apps-<system> executables (apps/bench): the seed-002 applications
-// (Alignment, Pyramids, standard UTS; kernels/) as benchmarks for grain and its peers. Each
-// system supplies how it runs the three (a struct with alignment(), pyramids(), uts()); this
+// Shared by the bench-apps-<system> executables (apps/bench): the Grubel, Lelbach, Kaiser 2016
+// applications (Alignment, Pyramids, standard UTS; kernels/) as benchmarks for grain and its peers.
+// Each system supplies how it runs the three (a struct with alignment(), pyramids(), uts()); this
 // header parses the command line, prepares the input, times the run and prints one JSON line.
 // Runtime-free, so the OpenMP and TBB executables use it as they are.
 //

@@ -2,7 +2,7 @@
 // The standard UTS tree (Olivier et al., "UTS: An Unbalanced Tree Search Benchmark", LCPC 2006)
 // with its SHA-1 splittable random numbers, so node counts match the published sample trees
 // (T1 4,130,071, T3 4,112,897, ...). SHA-1 comes from nettle (a Debian library), not a copy.
-// Runtime-free and header-only: grain-uts-std and the bench-apps-* peers share this one tree.
+// Runtime-free and header-only: grain-uts-sha1 and the bench-apps-* peers share this one tree.
 //
 // A node's state is 20 bytes: the root's is SHA-1(16 zero bytes, seed as 4 big-endian bytes),
 // child i's is SHA-1(parent state, i as 4 big-endian bytes); a node's random number is bytes

@@ -1,7 +1,7 @@
 #pragma once
-// Machine topology (hwloc) and the thread mappings of seed 003 (docs/thread-mapping.md): which
-// processing unit each worker of each pool is bound to. Placement is computed as data so that it
-// can be tested on synthetic topologies (HWLOC_SYNTHETIC or an XML file) of machines we do not
+// Machine topology (hwloc) and the thread mappings of Jiang et al. 2020 (docs/thread-mapping.md):
+// which processing unit each worker of each pool is bound to. Placement is computed as data so that
+// it can be tested on synthetic topologies (HWLOC_SYNTHETIC or an XML file) of machines we do not
 // have.
 #include <memory>
 #include <string>

@@ -5,12 +5,12 @@
 //   grain::broadcast(value, root[, args])       root's value, everywhere
 //   grain::all_gather(value[, args])            every contribution, in locality order
 //   grain::collectives::barrier([args])          ready when every contributor has arrived
-// Two levels (seed 004 §IV): `args.local_contributors` tasks on each locality contribute to one
-// generation; their values are combined in place as they arrive, then the locality takes part
-// in ONE non-blocking MPI collective for that generation, progressed as background work, and
-// every contributor's future becomes ready when it completes. Generations are numbered per
-// kind of collective on each locality (0, 1, 2, ...: automatic, or given in args),
-// so a loop can have many in flight without a global barrier. Values are trivially copyable
+// Two levels (Wickramasinghe et al. 2017 §IV): `args.local_contributors` tasks on each locality
+// contribute to one generation; their values are combined in place as they arrive, then the
+// locality takes part in ONE non-blocking MPI collective for that generation, progressed as
+// background work, and every contributor's future becomes ready when it completes. Generations are
+// numbered per kind of collective on each locality (0, 1, 2, ...: automatic, or given in args), so
+// a loop can have many in flight without a global barrier. Values are trivially copyable
 // (arithmetic types, std::array, structs); op is any callable T(T, T), captures allowed; it
 // should be associative and commutative (localities combine in rank order, contributions on
 // a locality in arrival order). On one locality (no mpirun, or -DGRAIN_WITH_MPI=OFF) a

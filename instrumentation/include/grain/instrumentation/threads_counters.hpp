@@ -39,8 +39,8 @@ struct threads_options {
 std::shared_ptr<counter_provider> make_threads_provider(const stats_source& src,
                                                         threads_options opts = {});
 
-// The seed-000 metrics over one interval, from summed raw statistics (exposed for tests and
-// for docs/counters.md to point at one place).
+// The Grubel et al. 2015 metrics over one interval, from summed raw statistics (exposed for tests
+// and for docs/counters.md to point at one place).
 struct raw_totals {
   std::uint64_t tasks = 0, inline_tasks = 0, phases = 0, exec_ns = 0, func_ns = 0, idle_ns = 0,
                 background_ns = 0, pending_accesses = 0, pending_misses = 0, staged_accesses = 0,

@@ -1,6 +1,6 @@
 #pragma once
-// --grain:critical=auto (runtime/src/critical_auto.cpp; docs/critical-pools.md): seed 003's
-// three steps done online — the longest path of the dataflow graph observed over a window,
+// --grain:critical=auto (runtime/src/critical_auto.cpp; docs/critical-pools.md): Jiang et al.
+// 2020's three steps done online — the longest path of the dataflow graph observed over a window,
 // how often each task kind lies on it, the most frequent kinds routed to the pool "critical".
 // dataflow.hpp records each finished task here; spawn routes tasks without a pool by kind.
 #include <atomic>

@@ -1,7 +1,8 @@
 #pragma once
 // Raw per-worker statistics. Each slot is written only by its own worker (plain relaxed
 // load+store, no read-modify-write), read by anyone (the sampler) with relaxed loads.
-// Definitions follow seed 000, section II-A (docs/counters.md, "Where the numbers come from"):
+// Definitions follow Grubel et al. 2015, section II-A (docs/counters.md, "Where the numbers come
+// from"):
 //   func_ns  = Σ t_func: time the worker spent in its scheduling loop (busy + idle)
 //   exec_ns  = Σ t_exec: time spent executing task phases started by the loop
 //   tasks    = n_t: tasks that terminated on this worker

@@ -1,5 +1,5 @@
-// scripts/characterise (seed 002's speedup, T_o and T_w per core for 1..P workers) and
-// scripts/bench-apps (the seed-002 applications for grain, TBB and OpenMP) on tiny inputs: they
+// scripts/characterise (Grubel, Lelbach, Kaiser 2016's speedup, T_o and T_w per core for 1..P workers) and
+// scripts/bench-apps (the Grubel, Lelbach, Kaiser 2016 applications for grain, TBB and OpenMP) on tiny inputs: they
 // run, their figures are the counters' (finite, T_w zero on one worker, speedup 1 on one),
 // every system's result equals the serial one, and bad usage is refused.
 #include <gtest/gtest.h>
@@ -41,7 +41,7 @@ double field(const std::string& json, int w, const std::string& key) {
   return std::stod(row.substr(k + key.size() + 4));
 }
 
-TEST(Seed002Scripts, CharacteriseReportsSpeedupOverheadAndInflationPerCore) {
+TEST(InncabsScripts, CharacteriseReportsSpeedupOverheadAndInflationPerCore) {
   if (!fs::exists(build + "/bin/grain-pyramids")) GTEST_SKIP() << "grain-pyramids is not built";
   const fs::path out = fs::temp_directory_path() / "grain-characterise-test";
   fs::remove_all(out);
@@ -70,7 +70,7 @@ TEST(Seed002Scripts, CharacteriseReportsSpeedupOverheadAndInflationPerCore) {
   fs::remove_all(out);
 }
 
-TEST(Seed002Scripts, CharacteriseRefusesBadUsage) {
+TEST(InncabsScripts, CharacteriseRefusesBadUsage) {
   for (const std::string args : {"frobnicate", "pyramids --workers=0", "pyramids --workers=a,b",
                                  "pyramids --runs=0", "pyramids --max-workers=0"}) {
     const auto r =
@@ -89,7 +89,7 @@ TEST(Seed002Scripts, CharacteriseRefusesBadUsage) {
 }
 
 // Every built system's result equals the serial one (bench-apps exits 1 otherwise).
-TEST(Seed002Scripts, BenchAppsAgreeWithSerial) {
+TEST(InncabsScripts, BenchAppsAgreeWithSerial) {
   if (!fs::exists(build + "/bin/bench-apps-serial") || !fs::exists(build + "/bin/bench-apps-grain"))
     GTEST_SKIP() << "bench-apps-serial / bench-apps-grain are not built";
   const auto r =

@@ -1,9 +1,9 @@
-// grain-uts: Unbalanced Tree Search with one task per tree node, then a report of what the
+// grain-uts-splitmix: Unbalanced Tree Search with one task per tree node, then a report of what the
 // runtime did. The tree is apps/bench's T1-like geometric tree (b0 = 4, depth limit 10,
 // 3,900,141 nodes for seed 137); --gran sets the work per node in splitmix64 rounds (UTS -g).
 // The default, 10 rounds (tens of ns), makes the tasks fine-grained: the task-overhead case
 // that launch::adaptive is for (docs/inlining.md).
-//   grain-uts [--depth=10] [--b0=4] [--seed=137] [--gran=10] [--repeat=R]
+//   grain-uts-splitmix [--depth=10] [--b0=4] [--seed=137] [--gran=10] [--repeat=R]
 //             [--policy=async|fork|sync|adaptive] [--grain:...]
 // Without --policy the children use grain::async's default (--grain:inline=adaptive|async).
 #include <chrono>
@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "common/app_args.hpp"
 #include "common/bench_common.hpp"
 #include "grain/detail/task_overhead.hpp"
 #include "grain/grain.hpp"
@@ -106,8 +107,8 @@ static int run_main(int argc, char** argv) {
     parse_args(argc, argv, o, repeat);
   } catch (const bad_argument& e) {
     std::fprintf(stderr,
-                 "grain-uts: bad argument '%s'\n"
-                 "usage: grain-uts [--depth=10] [--b0=4] [--seed=137] [--gran=10] [--repeat=R]\n"
+                 "grain-uts-splitmix: bad argument '%s'\n"
+                 "usage: grain-uts-splitmix [--depth=10] [--b0=4] [--seed=137] [--gran=10] [--repeat=R]\n"
                  "                 [--policy=async|fork|sync|adaptive] [--grain:...]\n",
                  e.arg.c_str());
     return 2;
@@ -122,7 +123,7 @@ static int run_main(int argc, char** argv) {
     const long nodes = grain::async([&P] { return uts(P, P.root()); }).get();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (nodes != expected) {
-      std::fprintf(stderr, "grain-uts: wrong node count %ld (serial: %ld)\n", nodes, expected);
+      std::fprintf(stderr, "grain-uts-splitmix: wrong node count %ld (serial: %ld)\n", nodes, expected);
       return 1;
     }
     std::uint64_t tasks = 0, inlined = 0, stolen = 0;
@@ -147,10 +148,23 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
+// --help (bench::args::help_requested).
+constexpr char usage_text[] =
+    "usage: grain-uts-splitmix [--depth=10] [--b0=4] [--seed=137] [--gran=10] [--repeat=R]\n"
+    "                          [--policy=async|fork|sync|adaptive] [--grain:...]\n"
+    "Unbalanced tree search on a geometric tree of splitmix64 numbers, one task per node.\n"
+    "  --depth=D          depth limit of the tree (default 10: 3,900,141 nodes for seed 137)\n"
+    "  --b0=B             expected children per node (default 4)\n"
+    "  --seed=S           the root's seed (default 137)\n"
+    "  --gran=G           splitmix64 rounds of work per node (default 10)\n"
+    "  --repeat=R         runs, each timed (default 1)\n"
+    "  --policy=P         how the children are launched (default: grain::async's default)\n";
+
 int main(int argc, char** argv) {
+  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
   try {
     return run_main(argc, argv);
   } catch (const std::exception& e) {
-    return grain::fatal_error("grain-uts", e);
+    return grain::fatal_error("grain-uts-splitmix", e);
   }
 }

@@ -1,9 +1,9 @@
-// grain-uts-std: the standard UTS benchmark (SHA-1 splittable random numbers, the published
+// grain-uts-sha1: the standard UTS benchmark (SHA-1 splittable random numbers, the published
 // sample trees) with one grain task per tree node. The cheap splitmix64 tree stays in
-// grain-uts; this one is for comparing with other runtimes' published UTS figures, and its
+// grain-uts-splitmix; this one is for comparing with other runtimes' published UTS figures, and its
 // counts are checked: a sample tree against its published nodes/leaves/depth, any other tree
 // against the serial count. Exit 1 on a wrong count, 2 on a bad argument.
-//   grain-uts-std [--tree=T1|T3|...|type,shape,b0,d,q,m,r[,gran]] [--gran=G] [--repeat=R]
+//   grain-uts-sha1 [--tree=T1|T3|...|type,shape,b0,d,q,m,r[,gran]] [--gran=G] [--repeat=R]
 //                 [--grain:...]
 #include <chrono>
 #include <cstdio>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/app_args.hpp"
 #include "grain/grain.hpp"
 #include "kernels/uts_sha1.hpp"
 
@@ -94,8 +95,8 @@ static int run_main(int argc, char** argv) {
     o = parse_args(argc, argv);
   } catch (const bad_argument& e) {
     std::fprintf(stderr,
-                 "grain-uts-std: bad argument '%s'\n"
-                 "usage: grain-uts-std [--tree=NAME|type,shape,b0,d,q,m,r[,gran]] [--gran=G] "
+                 "grain-uts-sha1: bad argument '%s'\n"
+                 "usage: grain-uts-sha1 [--tree=NAME|type,shape,b0,d,q,m,r[,gran]] [--gran=G] "
                  "[--repeat=R] [--grain:...]\n"
                  "  NAME: %s\n"
                  "  type 0 binomial, 1 geometric, 2 hybrid; shape 0 linear, 1 expdec, 2 cyclic, "
@@ -124,7 +125,7 @@ static int run_main(int argc, char** argv) {
         1e9 * s / static_cast<double>(c.nodes), ok ? "matches" : "DIFFERS FROM",
         sample ? "the published count" : "the serial count");
     if (!ok) {
-      std::fprintf(stderr, "grain-uts-std: expected %ld nodes, %ld leaves, depth %d\n",
+      std::fprintf(stderr, "grain-uts-sha1: expected %ld nodes, %ld leaves, depth %d\n",
                    expected.nodes, expected.leaves, expected.depth);
       return 1;
     }
@@ -132,10 +133,24 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
+// --help (bench::args::help_requested).
+constexpr char usage_text[] =
+    "usage: grain-uts-sha1 [--tree=T1|T3|...|type,shape,b0,d,q,m,r[,gran]] [--gran=G] "
+    "[--repeat=R]\n"
+    "                      [--grain:...]\n"
+    "The standard UTS benchmark (SHA-1 splittable random numbers), one task per node; the count "
+    "is\n"
+    "checked against the sample tree's published figures or the serial count.\n"
+    "  --tree=T           a published sample tree (T1, T1L, T3, ...) or its parameters (default "
+    "T1)\n"
+    "  --gran=G           SHA-1 evaluations per node (default: the tree's)\n"
+    "  --repeat=R         runs, each timed (default 1)\n";
+
 int main(int argc, char** argv) {
+  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
   try {
     return run_main(argc, argv);
   } catch (const std::exception& e) {
-    return grain::fatal_error("grain-uts-std", e);
+    return grain::fatal_error("grain-uts-sha1", e);
   }
 }

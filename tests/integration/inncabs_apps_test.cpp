@@ -1,4 +1,4 @@
-// The seed-002 applications as a user runs them (apps/uts grain-uts-std, apps/pyramids,
+// The Grubel, Lelbach, Kaiser 2016 applications as a user runs them (apps/uts grain-uts-sha1, apps/pyramids,
 // apps/alignment): standard UTS reproduces the published node counts (small trees, T1, T3);
 // Pyramids equals the serial Jacobi for several sizes and cut-offs; Alignment's scores equal
 // the serial ones and known hand-computed scores; bad input is refused with a message.
@@ -23,22 +23,22 @@ command_result run(const char* name, const std::string& args) {
   return grain::test::run_command(program(name) + " " + args);
 }
 
-class Seed002Apps : public ::testing::Test {
+class InncabsApps : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* p : {"grain-uts-std", "grain-pyramids", "grain-alignment"})
+    for (const char* p : {"grain-uts-sha1", "grain-pyramids", "grain-alignment"})
       if (!std::filesystem::exists(program(p))) GTEST_SKIP() << program(p) << " is not built";
   }
   std::string temp(const char* name) const {
     return (std::filesystem::temp_directory_path() /
-            (std::string("grain-seed002-") +
+            (std::string("grain-Grubel, Lelbach, Kaiser 2016-") +
              ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" + name))
         .string();
   }
 };
 
 // The published counts are in the program; a wrong count exits 1 with "DIFFERS".
-TEST_F(Seed002Apps, StandardUtsSmallTreesMatchThePublishedCounts) {
+TEST_F(InncabsApps, StandardUtsSmallTreesMatchThePublishedCounts) {
   struct tree {
     const char* name;
     const char* expect;
@@ -50,39 +50,39 @@ TEST_F(Seed002Apps, StandardUtsSmallTreesMatchThePublishedCounts) {
                        tree{"tiny-t3", "723 nodes, 638 leaves, depth 17"},
                        tree{"small-t3", "4649 nodes, 4092 leaves, depth 62"}}) {
     const auto r =
-        run("grain-uts-std", std::string("--tree=") + t.name + " --repeat=2 --grain:threads=2");
+        run("grain-uts-sha1", std::string("--tree=") + t.name + " --repeat=2 --grain:threads=2");
     EXPECT_EQ(r.status, 0) << t.name << "\n" << r.output;
     EXPECT_TRUE(contains(r.output, t.expect)) << r.output;
     EXPECT_TRUE(contains(r.output, "matches the published count")) << r.output;
   }
 }
 
-TEST_F(Seed002Apps, StandardUtsT1AndT3MatchThePublishedCounts) {
-  auto r = run("grain-uts-std", "--tree=T1 --grain:threads=2");
+TEST_F(InncabsApps, StandardUtsT1AndT3MatchThePublishedCounts) {
+  auto r = run("grain-uts-sha1", "--tree=T1 --grain:threads=2");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "4130071 nodes, 3305118 leaves, depth 10")) << r.output;
   // T3: 1,572 levels of nested tasks, binomial root with 2,000 children.
-  r = run("grain-uts-std", "--tree=T3 --grain:threads=2");
+  r = run("grain-uts-sha1", "--tree=T3 --grain:threads=2");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "4112897 nodes, 3599034 leaves, depth 1572")) << r.output;
 }
 
 // A tree given by its parameters is checked against the serial count; T1's parameters with
 // depth 3 are test-t1, so the count is also the published one.
-TEST_F(Seed002Apps, StandardUtsParameterTreeAndBadTrees) {
-  auto r = run("grain-uts-std", "--tree=1,3,4,3,0.15625,4,19 --gran=3 --grain:threads=2");
+TEST_F(InncabsApps, StandardUtsParameterTreeAndBadTrees) {
+  auto r = run("grain-uts-sha1", "--tree=1,3,4,3,0.15625,4,19 --gran=3 --grain:threads=2");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "254 nodes, 201 leaves, depth 3")) << r.output;
   EXPECT_TRUE(contains(r.output, "matches the serial count")) << r.output;
   for (const char* bad : {"--tree=T9", "--tree=7,3,4,3,0.1,4,19", "--tree=1,3,4", "--gran=0",
                           "--repeat=x", "--depth=3"}) {
-    r = run("grain-uts-std", bad);
+    r = run("grain-uts-sha1", bad);
     EXPECT_EQ(r.status, 2) << bad << "\n" << r.output;
     EXPECT_TRUE(contains(r.output, "bad argument")) << r.output;
   }
 }
 
-TEST_F(Seed002Apps, PyramidsEqualsSerialJacobi) {
+TEST_F(InncabsApps, PyramidsEqualsSerialJacobi) {
   for (const char* args : {"--n=10 --steps=7 --cutoff=1", "--n=66 --steps=33 --cutoff=50",
                            "--n=101 --steps=77 --cutoff=500", "--n=130 --steps=64 --cutoff=1000",
                            "--n=200 --steps=3 --cutoff=100"}) {
@@ -97,7 +97,7 @@ TEST_F(Seed002Apps, PyramidsEqualsSerialJacobi) {
   }
 }
 
-TEST_F(Seed002Apps, AlignmentEqualsSerialAndSurvivesAFastaRoundTrip) {
+TEST_F(InncabsApps, AlignmentEqualsSerialAndSurvivesAFastaRoundTrip) {
   auto r =
       run("grain-alignment", "--sequences=24 --length=60 --seed=3 --repeat=2 --grain:threads=2");
   EXPECT_EQ(r.status, 0) << r.output;
@@ -117,7 +117,7 @@ TEST_F(Seed002Apps, AlignmentEqualsSerialAndSurvivesAFastaRoundTrip) {
 // Scores worked out by hand: identical sequences score the sum of BLOSUM62's diagonal; ten W
 // against WWWWW K WWWWW is best aligned with one gap (11 W x 11 - (11 + 1) = 98, above the 96
 // of matching W with K).
-TEST_F(Seed002Apps, AlignmentKnownScores) {
+TEST_F(InncabsApps, AlignmentKnownScores) {
   const std::string f1 = temp("same.fasta"), f2 = temp("gap.fasta");
   std::ofstream(f1) << ">a\nHEAGAWGHEE\n>b\nheag\nAWGHEE\n";
   std::ofstream(f2) << ">a\nWWWWWWWWWW\n>b\nWWWWWKWWWWW\n";
@@ -129,7 +129,7 @@ TEST_F(Seed002Apps, AlignmentKnownScores) {
   std::filesystem::remove(f2);
 }
 
-TEST_F(Seed002Apps, AlignmentRefusesBadInput) {
+TEST_F(InncabsApps, AlignmentRefusesBadInput) {
   const std::string bad = temp("bad.fasta"), one = temp("one.fasta"),
                     headless = temp("nohdr.fasta");
   std::ofstream(bad) << ">a\nHEAG\n>b\nAWJHEE\n";
@@ -153,7 +153,7 @@ TEST_F(Seed002Apps, AlignmentRefusesBadInput) {
 
 // The std drop-in benchmark: every mode finishes with every meal eaten (exit 1 otherwise), on
 // one worker too, where spinning thinkers hold the only worker.
-TEST_F(Seed002Apps, PhilosophersEatEveryMealInEveryMode) {
+TEST_F(InncabsApps, PhilosophersEatEveryMealInEveryMode) {
   if (!std::filesystem::exists(program("bench-philosophers")))
     GTEST_SKIP() << "bench-philosophers is not built";
   for (const char* mode : {"threads-spin", "threads-sleep", "grain-spin", "grain-sleep"})
