@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../runtime/src/chase_lev_deque.hpp"
+#include "chase_lev_deque.hpp"
 
 namespace {
 

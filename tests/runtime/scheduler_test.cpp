@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../runtime/src/asymmetric_fence.hpp"
+#include "asymmetric_fence.hpp"
 #include "grain/async.hpp"
 #include "grain/lcos/latch.hpp"
 #include "grain/this_task.hpp"

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "../../runtime/src/stack_pool.hpp"
 #include "common/suspended.hpp"
 #include "grain/async.hpp"
 #include "grain/detail/config.hpp"
 #include "runtime_fixture.hpp"
+#include "stack_pool.hpp"
 
 using grain::test::start_runtime;
 using grain::test::with_suspended;

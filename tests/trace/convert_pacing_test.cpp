@@ -1,7 +1,7 @@
 // When the converter thread converts while the program runs (instrumentation/src/trace/
 // convert_pacing.hpp): not while every worker is busy on a machine without a spare core, unless
 // a worker's backlog reached its share of the buffer budget; always at stop.
-#include "../../instrumentation/src/trace/convert_pacing.hpp"
+#include "trace/convert_pacing.hpp"
 
 #include <gtest/gtest.h>
 

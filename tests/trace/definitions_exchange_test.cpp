@@ -1,7 +1,7 @@
 // The definitions of a multi-rank archive: each rank's ids mapped onto one global set
 // (instrumentation/src/trace/definitions_exchange.hpp), and the byte encoding between ranks.
 // The archive itself is checked under mpirun (tests/distributed/run_checks trace).
-#include "../../instrumentation/src/trace/definitions_exchange.hpp"
+#include "trace/definitions_exchange.hpp"
 
 #include <gtest/gtest.h>
 

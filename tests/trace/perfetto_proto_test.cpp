@@ -9,10 +9,10 @@
 #include <sstream>
 #include <thread>
 
-#include "../../instrumentation/src/trace/perfetto_wire.hpp"
 #include "grain/instrumentation/trace.hpp"
 #include "grain/knob.hpp"
 #include "grain/runtime.hpp"
+#include "trace/perfetto_wire.hpp"
 #include "trace_util.hpp"
 
 namespace grain::test {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "../../instrumentation/src/trace/recorder.hpp"
+#include "trace/recorder.hpp"
 
 namespace {
 

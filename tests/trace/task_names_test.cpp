@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "../../instrumentation/src/trace/task_names.hpp"
+#include "trace/task_names.hpp"
 
 namespace grain::test {
 namespace {
