@@ -25,7 +25,7 @@ std::string call_to_dead_rank(const detail::action_info& a, const std::string& w
 
 // When a call leaves, for /parcels/time/average-latency: on one call in 16 of each thread (its
 // first, then every 16th), 0 on the others. The two clock reads of a timed call cost ~70 ns of
-// a ~1 µs round trip on a VM (docs/architecture.md, "Departures from DESIGN.md").
+// a ~1 µs round trip on a VM (docs/design/departures.md).
 std::uint64_t sampled_send_time() noexcept {
   thread_local std::uint32_t calls = 0;
   return (calls++ & 15u) == 0 ? now_ns() : 0;

@@ -57,7 +57,7 @@ fence_mode configure_fences() noexcept {
   // Asymmetric alone makes every steal a system call and an interrupt to every running
   // worker, which fine-grained dataflow with many steals pays for dearly (the 1D stencil with
   // 2,000-point partitions on 2 workers took 2.9x as long); adaptive pays it once per quiet
-  // stretch of a deque. docs/architecture.md, "Adaptive fences".
+  // stretch of a deque. docs/design/hot-path.md, "Adaptive fences".
   return set_fence_mode(requested_fence_mode());
 }
 

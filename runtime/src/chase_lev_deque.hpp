@@ -19,7 +19,7 @@
 //   the symmetric mode pays, plus a membarrier per quiet stretch.
 // Every item stays stealable at every moment in every mode, unlike a split deque.
 //
-// Why the adaptive switch is safe (docs/architecture.md, "Adaptive fences"): a light pop never
+// Why the adaptive switch is safe (docs/design/hot-path.md, "Adaptive fences"): a light pop never
 // overlaps a cheap steal. A cheap steal counts itself in (thieves_, a locked add) before it
 // reads full_; the owner turns full_ off with a full fence before it reads thieves_, and turns
 // it back on when it finds a thief counted in: Dekker again, on a path the owner takes once per

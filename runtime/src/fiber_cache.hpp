@@ -1,5 +1,5 @@
 #pragma once
-// Free loop fibers (each with its stack, docs/architecture.md "Stacks"): a short list per
+// Free loop fibers (each with its stack, docs/design/stacks.md): a short list per
 // worker, then a global one, then a new fiber. Separate from the loop because a fiber changes
 // hands on every suspension and resumption, and the accounting of fibers in use (what the
 // test fixture checks at teardown) must see every hand-over. The per-worker fast path is

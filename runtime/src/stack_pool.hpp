@@ -1,6 +1,5 @@
 #pragma once
-// Stacks for user threads, and how every one of them stays guarded (docs/architecture.md,
-// "Stacks").
+// Stacks for user threads, and how every one of them stays guarded (docs/design/stacks.md).
 //
 // Each stack has a guard region below it, large enough that a big frame cannot jump over it
 // (a 4 KiB page is skipped by any frame over 4 KiB; 40 KB frames are ordinary in std::async

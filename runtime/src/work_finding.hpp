@@ -37,7 +37,7 @@ inline bool pop_local(worker* w, int prio, task_base*& t, fiber*& f) {
   return false;
 }
 
-// Lookup order (docs/architecture.md, "Scheduler"): own high, own normal (pending, then
+// Lookup order (docs/design/scheduler.md): own high, own normal (pending, then
 // staged), the pool's injection queue, steal high/normal (same NUMA first), then low.
 inline bool find_work(worker* w, task_base*& t, fiber*& f) {
   t = nullptr;

@@ -1,4 +1,4 @@
-// The spawn/join hot path's shortcuts (docs/architecture.md, "The spawn and join hot path"):
+// The spawn/join hot path's shortcuts (docs/design/hot-path.md):
 // a task run inline by future::get for the only holder of its future publishes without the
 // lock and releases without a read-modify-write, and a spawn wakes a sleeping worker only when
 // it finds its deque empty. Each test fails if the shortcut loses a value, a block, or work.

@@ -7,7 +7,7 @@
 // factor, anchored to CLOCK_MONOTONIC: one rdtsc and a multiply instead of a vDSO
 // clock_gettime, which costs 20-40 ns in a VM and is taken twice per task phase. The factor is
 // refined against CLOCK_MONOTONIC while the process runs (detail::refine_tsc_clock), so the
-// two stay within microseconds; docs/architecture.md, "The clock".
+// two stay within microseconds; docs/design/clock.md.
 //
 // The CPU-time reader sits beside it so that the sampler and the policy thread report their
 // own cost the same way.

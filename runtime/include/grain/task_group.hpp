@@ -4,7 +4,7 @@
 // and a read-modify-write to publish each result, a group's task writes its result where the
 // caller said and counts itself done: a task the waiting owner runs itself (the usual case in
 // a spawn-all-then-join program) costs a pooled block, a deque push and a pop, and no other
-// locked instruction (docs/architecture.md, "task_group").
+// locked instruction (docs/design/hot-path.md, "task_group").
 //
 //   grain::task_group g;
 //   for (int i = 0; i < 10; ++i) g.run([&r, i] { r[i] = work(i); });
