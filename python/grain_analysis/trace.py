@@ -101,7 +101,10 @@ class Trace:
         """The task phases: events of task:<name> regions (re-entries of inline parents
         included, reentry=True)."""
         e = self.events
-        return e[e["region"].str.startswith("task:").to_numpy(dtype=bool)]
+        t = e[e["region"].str.startswith("task:").to_numpy(dtype=bool)].copy()
+        # Only the task kinds (a groupby on region then lists no Idle or policy rows).
+        t["region"] = t["region"].cat.remove_unused_categories()
+        return t
 
     # ---- counters and knobs ----------------------------------------------------------------
 
