@@ -11,10 +11,19 @@
 namespace grain::instrumentation::trace_detail {
 namespace {
 
+std::atomic<bool> g_error_seen{false};
+
+// After a failed write: the writer's "failed" flag, or an error OTF2 has reported to our
+// callback in the middle of one of its calls, before the writer could look at it (a flush
+// that fails while an event writer closes, several ranks each closing theirs).
+bool write_failed(const std::atomic<bool>* failed) noexcept {
+  return failed->load() || g_error_seen.load();
+}
+
 // userData: the writer's "failed" flag. After a failed write OTF2's buffers are not to be
 // trusted (flushing them again at close crashes in OTF2_File_Write): they are dropped.
 OTF2_FlushType pre_flush(void* failed, OTF2_FileType, OTF2_LocationRef, void*, bool) {
-  return static_cast<std::atomic<bool>*>(failed)->load() ? OTF2_NO_FLUSH : OTF2_FLUSH;
+  return write_failed(static_cast<std::atomic<bool>*>(failed)) ? OTF2_NO_FLUSH : OTF2_FLUSH;
 }
 OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) {
   return now_ns();
@@ -27,7 +36,6 @@ const OTF2_FlushCallbacks flush_callbacks = {pre_flush, post_flush};
 std::mutex g_error_mutex;
 std::string g_first_error;
 std::atomic<int> g_writing{0};
-std::atomic<bool> g_error_seen{false};
 OTF2_ErrorCallback g_previous_error_callback = nullptr;
 
 OTF2_ErrorCode on_otf2_error(void*, const char* file, uint64_t line, const char* function,
@@ -76,7 +84,7 @@ void pool_free_all(void* user, OTF2_FileType, OTF2_LocationRef, void** data, boo
     return;
   }
   auto* grave = static_cast<chunk_graveyard*>(user);
-  if (grave && grave->failed->load()) {
+  if (grave && write_failed(grave->failed)) {
     std::lock_guard lk(grave->m);
     grave->chunks.insert(grave->chunks.end(), p->chunks.begin(), p->chunks.end());
   } else {
