@@ -9,6 +9,7 @@
 #include <atomic>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 
@@ -92,6 +93,18 @@ class dashboard_extension final : public extension {
                       e.what());
       }
     }
+    // The sums the idle rate, t_d and t_o are made of: the page plots those per sampling
+    // interval, not as the averages since the start the counters report.
+    std::vector<instrumentation::counter_pattern> helpers;
+    for (const auto& n : names)
+      for (const char* avg : {"/idle-rate", "/time/average", "/time/average-overhead"})
+        if (n.size() > std::strlen(avg) && n.ends_with(avg))
+          for (const char* sum : {"/time/cumulative", "/time/overall", "/count/cumulative"}) {
+            try {
+              helpers.emplace_back(n.substr(0, n.size() - std::strlen(avg)) + sum);
+            } catch (const std::invalid_argument&) {
+            }
+          }
     detail::run_info info;
     const char* prog = program_invocation_short_name;
     info.program = (prog && *prog) ? prog : "grain";
@@ -104,7 +117,8 @@ class dashboard_extension final : public extension {
           "grain: --grain:sample-interval=0 takes no samples while the program runs: the "
           "dashboard shows decisions only");
     info.start_ns = rt.start_time_ns();
-    store_ = std::make_unique<detail::store>(std::move(patterns), std::move(info));
+    store_ = std::make_unique<detail::store>(std::move(patterns), std::move(info), 6000, 1000,
+                                             std::move(helpers));
     server_ = std::make_unique<detail::server>(*store_);
     if (std::string err = server_->bind(*port); !err.empty()) {
       spdlog::error("grain: --grain:dashboard={}: {}; the program runs without the dashboard",

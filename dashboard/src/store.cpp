@@ -80,8 +80,10 @@ void put_uint(std::string& out, std::uint64_t v) {
 }  // namespace
 
 store::store(std::vector<instrumentation::counter_pattern> patterns, run_info info,
-             std::size_t capacity, std::size_t decision_capacity)
+             std::size_t capacity, std::size_t decision_capacity,
+             std::vector<instrumentation::counter_pattern> helpers)
     : patterns_(std::move(patterns)),
+      helpers_(std::move(helpers)),
       info_(std::move(info)),
       capacity_(capacity),
       decision_capacity_(decision_capacity) {}
@@ -90,9 +92,10 @@ void store::map_counters(const instrumentation::counter_snapshot& s) {
   picks_.clear();
   for (std::size_t i = 0; i < s.values.size(); ++i) {
     const auto& v = s.values[i];
-    bool wanted = false;
+    bool wanted = false, helper = false;
     for (const auto& p : patterns_) wanted = wanted || p.matches(v.name);
-    if (!wanted) continue;
+    for (const auto& p : helpers_) helper = helper || (!wanted && p.matches(v.name));
+    if (!wanted && !helper) continue;
     auto it = by_name_.find(v.name);
     if (it == by_name_.end()) {
       column c;
@@ -101,6 +104,7 @@ void store::map_counters(const instrumentation::counter_snapshot& s) {
       const auto infos = instrumentation::registry().list(v.name);
       if (!infos.empty()) c.unit = infos.front().unit;
       c.rate = v.kind == instrumentation::counter_kind::monotonic;
+      c.hidden = !wanted;
       it = by_name_.emplace(v.name, columns_.size()).first;
       columns_.push_back(std::move(c));
     }
@@ -199,6 +203,7 @@ std::string store::json(std::uint64_t since_row, std::uint64_t since_decision) c
     out += c.knob ? "true" : "false";
     out += ",\"rate\":";
     out += c.rate ? "true" : "false";
+    if (c.hidden) out += ",\"hidden\":true";
     if (c.k && c.k->type() == knob_type::enumeration) {
       out += ",\"enum\":[";
       for (std::size_t e = 0; e < c.k->enum_values().size(); ++e) {

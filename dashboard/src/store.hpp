@@ -27,9 +27,12 @@ struct run_info {
 
 class store final : public instrumentation::listener {
  public:
-  // Keeps the last `capacity` samples and the last `decision_capacity` decisions.
+  // Keeps the last `capacity` samples and the last `decision_capacity` decisions. Counters
+  // that match only `helpers` are sent as hidden columns: the page computes from them (an
+  // interval's idle rate from the time sums) without a plot of their own.
   store(std::vector<instrumentation::counter_pattern> patterns, run_info info,
-        std::size_t capacity = 6000, std::size_t decision_capacity = 1000);
+        std::size_t capacity = 6000, std::size_t decision_capacity = 1000,
+        std::vector<instrumentation::counter_pattern> helpers = {});
 
   void on_sample(const instrumentation::counter_snapshot& s) override;
   void on_decision(const decision_record& r);
@@ -49,7 +52,8 @@ class store final : public instrumentation::listener {
     std::string name;
     std::string unit;
     bool knob = false;
-    bool rate = false;  // monotonic counter: the page plots its change per second
+    bool rate = false;    // monotonic counter: the page plots its change per second
+    bool hidden = false;  // matched a helper pattern only: no plot of its own
     const grain::knob* k = nullptr;
   };
   struct row {
@@ -66,7 +70,7 @@ class store final : public instrumentation::listener {
   void map_counters(const instrumentation::counter_snapshot& s);
   std::size_t column_of_knob(knob* k);
 
-  std::vector<instrumentation::counter_pattern> patterns_;
+  std::vector<instrumentation::counter_pattern> patterns_, helpers_;
   run_info info_;
   std::size_t capacity_, decision_capacity_;
 

@@ -129,6 +129,29 @@ TEST(Dashboard, JsonValuesChangeWhileTheProgramRuns) {
   EXPECT_TRUE(third.seq == -1 || third.seq > second.seq) << newer.substr(0, 300);
 }
 
+// The sums the idle rate, t_d and t_o are made of come along as hidden columns (the page
+// plots those averages per sampling interval from them, docs/dashboard.md); the averages are
+// plotted, the sums are not.
+TEST(Dashboard, SumsBehindTheAveragesAreHiddenColumns) {
+  grain::runtime rt({"--grain:threads=1", "--grain:dashboard=0"}, false);
+  const int port = grain::dashboard::bound_port();
+  ASSERT_GT(port, 0);
+  std::string json;
+  for (int n = 0; n < 100 && json.find("time/overall") == std::string::npos; ++n) {
+    std::this_thread::sleep_for(50ms);
+    json = get(port, "/data.json");
+  }
+  for (const char* sum : {"time/overall", "time/cumulative"})
+    EXPECT_NE(json.find(std::string("\"/threads{locality#0/total}/") + sum +
+                        "\",\"unit\":\"ns\",\"knob\":false,\"rate\":true,\"hidden\":true}"),
+              std::string::npos)
+        << sum << " in " << json.substr(0, 1500);
+  EXPECT_NE(json.find("\"/threads{locality#0/total}/idle-rate\",\"unit\":\"ratio\",\"knob\":false,"
+                      "\"rate\":false}"),
+            std::string::npos)
+      << json.substr(0, 1500);
+}
+
 TEST(Dashboard, DecisionsArriveWithTheirReason) {
   grain::runtime rt({"--grain:threads=1", "--grain:dashboard=0"}, false);
   const int port = grain::dashboard::bound_port();
