@@ -330,11 +330,11 @@ class otf2_backend final : public backend {
     network_evt_ = nullptr;
 
     if (group_ && s.emergency) {
-      // A signal on this rank: the others are not at their end, so nothing collective can
-      // run. The events written so far stay, without definitions.
+      // A signal or grain::abort_job on this rank: the others are not at their end, so nothing
+      // collective can run. The events written so far stay, without definitions.
       fail_because(
-          "stopped by a signal; a multi-rank archive is completed only when every "
-          "rank ends normally");
+          "stopped before the job's end (a signal, or grain::abort_job after an error); a "
+          "multi-rank archive is completed only when every rank ends normally");
     } else if (group_) {
       end_local_ns_ = now_ns();
       end_offset_ = group_->measure_clock_offset(&now_ns);
