@@ -330,21 +330,16 @@ class otf2_backend final : public backend {
     network_evt_ = nullptr;
 
     if (group_ && s.emergency) {
-      // A signal or grain::abort_job on this rank: the others are not at their end, so nothing
-      // collective can run. The events written so far stay, without definitions.
+      // A signal or abort_job here: nothing collective; the events stay, without definitions.
       fail_because(
           "stopped before the job's end (a signal, or grain::abort_job after an error); a "
           "multi-rank archive is completed only when every rank ends normally");
-    } else if (group_) {
-      end_local_ns_ = now_ns();
-      end_offset_ = group_->measure_clock_offset(&now_ns);
-      // All ranks go on, or all give up: a rank that cannot write must not leave the others
+    } else {
+      if (group_) end_local_ns_ = now_ns();
+      if (group_) end_offset_ = group_->measure_clock_offset(&now_ns);
+      // All ranks go on, or all give up: one that cannot write must not leave the others
       // waiting in OTF2's collectives.
-      const bool everyone_ok = all_ranks_agree(*group_, !failed());
-      if (!everyone_ok && !failed()) fail_because("another rank could not write its part");
-      if (everyone_ok) finish_archive(s, t_end, nevents);
-    } else if (!failed()) {
-      finish_archive(s, t_end, nevents);
+      if (all_ok()) finish_archive(s, t_end, nevents);
     }
     failed();  // an error OTF2 only reported to the callback
 
@@ -365,6 +360,13 @@ class otf2_backend final : public backend {
       std::lock_guard lk(error_mutex_);
       st.error = error_;
     }
+  }
+
+  // No rank failed (several agree after each step of the end: OTF2 closes collectively).
+  bool all_ok() {
+    const bool ok = group_ ? all_ranks_agree(*group_, !failed()) : !failed();
+    if (!ok && !failed()) fail_because("another rank could not write its part");
+    return ok;
   }
 
   void fail_because(const std::string& why) {
@@ -402,10 +404,8 @@ class otf2_backend final : public backend {
     auto check = [this](OTF2_ErrorCode rc) {
       if (rc != OTF2_SUCCESS) fail();
     };
-    // One rank alone stops at the first failure (see above); several go on together.
-    const auto stop_here = [this] { return !group_ && failed(); };
     check(OTF2_Archive_CloseEvtFiles(archive_));
-    if (stop_here()) return;
+    if (!all_ok()) return;
     const local_definitions mine = local_defs(s, t_end, nevents);
     std::vector<local_definitions> ranks;
     id_mappings my_mappings;
@@ -439,9 +439,9 @@ class otf2_backend final : public backend {
       check(OTF2_Archive_CloseDefWriter(archive_, dw));
     }
     check(OTF2_Archive_CloseDefFiles(archive_));
-    if (stop_here()) return;
+    if (!all_ok()) return;
     if (rank_ == 0 || !group_) write_global_defs(s, unified, ranks);
-    if (stop_here()) return;
+    if (!all_ok()) return;
     check(OTF2_Archive_Close(archive_));
     archive_ = nullptr;
   }
