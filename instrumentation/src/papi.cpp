@@ -4,6 +4,8 @@
 // reads that thread's counters: PAPI uses the context of the event set's owner). An event PAPI
 // cannot count here (unknown, not offered by this CPU, or offered but refused when added,
 // started or read) is reported once, with the reason, and its counters report unavailable.
+// Built with GRAIN_WITH_PAPI=1 (CMake's GRAIN_WITH_PAPI); papi_absent.cpp otherwise.
+#if GRAIN_WITH_PAPI
 #include <papi.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
@@ -337,3 +339,5 @@ const std::vector<papi_event_status>& papi_session::status() const noexcept {
 }
 
 }  // namespace grain::instrumentation::detail
+
+#endif  // GRAIN_WITH_PAPI

@@ -58,7 +58,7 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
     throw startup_exit{0};
   }
   if (opts_.has("version")) {
-    std::printf("grain %s\n", options::version());
+    std::printf("grain %s\nbuilt with: %s\n", options::version(), GRAIN_BUILT_WITH);
     std::fflush(stdout);
     throw startup_exit{0};
   }
