@@ -159,3 +159,41 @@ def test_steps_and_decision_effects(one_rank):
     assert e["samples_before"].sum() + e["samples_after"].sum() >= 1
     empty = ga.decision_effects(t, "/app/iteration-time", rank=7)
     assert empty.empty and "change" in empty.columns
+
+
+def grain_trace_summary(trace_dir, reader):
+    from conftest import SRC
+    import subprocess
+    env = dict(os.environ, GRAIN_TRACE_READER=reader)
+    return subprocess.run([os.path.join(SRC, "scripts", "grain-trace"), "summary", trace_dir],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                          check=True).stdout
+
+
+@pytest.mark.parametrize("run", ["one_rank", "two_ranks"])
+def test_numbers_equal_grain_trace_summary(run, request):
+    """The package's tables against the text `grain-trace summary` prints, read with the
+    python3-otf2 reader (the script's own pass, not this package's)."""
+    from conftest import binary  # noqa: F401  (the build must be there)
+    d = request.getfixturevalue(run)["dir"]
+    text = grain_trace_summary(d, "python")
+    s = ga.read_trace(d).summary()
+    sections = text.split("\nPer ")
+    regions = next(x for x in sections if x.startswith("region"))
+    for r in s.regions.itertuples():
+        if r.region.startswith("policy:"):
+            continue
+        tasks = str(r.tasks) if r.tasks else "-"
+        row = re.search(r"^  %s\s+(\d+)\s+(\S+)\s" % re.escape(r.region), regions, re.M)
+        assert row, r.region
+        assert (int(row.group(1)), row.group(2)) == (r.count, tasks), r.region
+    if len(s.ranks) > 1:
+        ranks = next(x for x in sections if x.startswith("rank"))
+        for r in s.ranks.itertuples():
+            row = re.search(r"^  %d\s+(\d+)\s.*?\s(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$"
+                            % r.rank, ranks, re.M)
+            assert row, r.rank
+            assert tuple(int(g) for g in row.groups()) == (
+                r.workers, r.phases, r.sent, r.received, r.sent_bytes, r.received_bytes)
+    decisions = re.search(r"^Decisions \((\d+)\)", text, re.M)
+    assert int(decisions.group(1)) == len(s.decisions)
