@@ -13,7 +13,6 @@
 #include <otf2/OTF2_Pthread_Locks.h>
 #include <otf2/otf2.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -444,6 +443,7 @@ class otf2_backend final : public backend {
     if (!all_ok()) return;
     check(OTF2_Archive_Close(archive_));
     archive_ = nullptr;
+    all_ok();  // a close that failed on one rank leaves the archive incomplete for all
   }
 
   // Rank 0 (or the only rank): the global definitions (otf2_definitions.cpp).
