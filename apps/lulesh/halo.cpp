@@ -31,12 +31,14 @@ bool is_face(direction d) {
   return std::abs(d.dx) + std::abs(d.dy) + std::abs(d.dz) == 1;
 }
 
-// Messages that arrived, or are awaited, per (exchange, cycle, sender).
+// Messages that arrived, or are awaited, per (exchange, cycle, sending domain, receiving
+// domain).
 class mailbox {
  public:
-  grain::shared_future<std::vector<real>> take(exchange what, std::uint64_t cycle, int from) {
+  grain::shared_future<std::vector<real>> take(exchange what, std::uint64_t cycle, int from,
+                                               int to) {
     std::lock_guard lock(m_);
-    const key k{static_cast<std::uint32_t>(what), cycle, from};
+    const key k{static_cast<std::uint32_t>(what), cycle, from, to};
     auto& slot = slots_[k];
     auto f = slot.p.get_future().share();
     if (slot.delivered)
@@ -45,9 +47,9 @@ class mailbox {
       slot.taken = true;
     return f;
   }
-  void deliver(std::uint32_t what, std::uint64_t cycle, int from, std::vector<real> v) {
+  void deliver(std::uint32_t what, std::uint64_t cycle, int from, int to, std::vector<real> v) {
     std::lock_guard lock(m_);
-    const key k{what, cycle, from};
+    const key k{what, cycle, from, to};
     auto& slot = slots_[k];
     slot.p.set_value(std::move(v));
     if (slot.taken)
@@ -57,7 +59,7 @@ class mailbox {
   }
 
  private:
-  using key = std::tuple<std::uint32_t, std::uint64_t, int>;
+  using key = std::tuple<std::uint32_t, std::uint64_t, int, int>;
   struct entry {
     grain::promise<std::vector<real>> p;
     bool taken = false, delivered = false;
@@ -71,22 +73,25 @@ mailbox& box() {
   return b;
 }
 
-void deliver(std::uint32_t what, std::uint64_t cycle, int from, std::vector<real> values) {
-  box().deliver(what, cycle, from, std::move(values));
+void deliver(std::uint32_t what, std::uint64_t cycle, int from, int to, std::vector<real> values) {
+  box().deliver(what, cycle, from, to, std::move(values));
 }
 
 }  // namespace
 
-index_t cube_side(int ranks) {
-  const auto side = static_cast<index_t>(std::cbrt(static_cast<double>(ranks)) + 0.5);
-  if (side * side * side != ranks)
-    throw std::invalid_argument("the number of localities must be a cube (1, 8, 27, ...), got " +
-                                std::to_string(ranks));
+index_t cube_side(int domains) {
+  const auto side = static_cast<index_t>(std::cbrt(static_cast<double>(domains)) + 0.5);
+  if (side * side * side != domains)
+    throw std::invalid_argument(
+        "the number of domains (localities x domains per locality) must be a cube (1, 8, 27, "
+        "...), got " +
+        std::to_string(domains));
   return side;
 }
 
-halo::halo(const domain& d, int rank, int ranks) : rank_(rank) {
-  const index_t side = cube_side(ranks), s = d.size, e = s + 1;
+halo::halo(const domain& d, int id, int domains, int per_locality)
+    : id_(id), per_locality_(per_locality) {
+  const index_t side = cube_side(domains), s = d.size, e = s + 1;
   for (const direction dir : order) {
     const index_t c = d.col + dir.dx, r = d.row + dir.dy, p = d.plane + dir.dz;
     if (c < 0 || r < 0 || p < 0 || c >= side || r >= side || p >= side) continue;
@@ -162,15 +167,16 @@ void halo::send(const domain& d, exchange what, std::uint64_t cycle) const {
         for (const auto* f : {&d.delv_xi, &d.delv_eta, &d.delv_zeta}) put(*f, n->elements);
         break;
     }
-    grain::post(grain::locality(static_cast<std::uint32_t>(n->rank)), grain::action<&deliver>{},
-                static_cast<std::uint32_t>(what), cycle, rank_, std::move(v));
+    grain::post(grain::locality(static_cast<std::uint32_t>(n->id / per_locality_)),
+                grain::action<&deliver>{}, static_cast<std::uint32_t>(what), cycle, id_, n->id,
+                std::move(v));
   }
 }
 
 std::vector<grain::shared_future<std::vector<real>>> halo::receive(exchange what,
                                                                    std::uint64_t cycle) const {
   std::vector<grain::shared_future<std::vector<real>>> in;
-  for (const neighbour* n : receives_from(what)) in.push_back(box().take(what, cycle, n->rank));
+  for (const neighbour* n : receives_from(what)) in.push_back(box().take(what, cycle, n->id, id_));
   return in;
 }
 

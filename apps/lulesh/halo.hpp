@@ -1,6 +1,7 @@
 #pragma once
-// The cube of domains across localities: rank r holds domain (r % side, r / side % side,
-// r / side^2) of a side^3 cube (1, 8, 27, ... ranks). Neighbouring domains share the nodes of
+// The cube of domains across localities: domain i is (i % side, i / side % side, i / side^2)
+// of a side^3 cube (1, 8, 27, ... domains), and locality r holds domains [r K, (r + 1) K) with
+// K domains per locality (--domains-per-locality). Neighbouring domains share the nodes of
 // their common faces, edges and corners, and the monotonic q reads the velocity gradients of
 // the elements across a face. Three exchanges per cycle, each as parcels (grain::post) that a
 // mailbox turns into futures the cycle's tasks wait for:
@@ -24,20 +25,21 @@ struct direction {
   int dx, dy, dz;
 };
 
-// The cube of domains: side^3 == ranks; throws std::invalid_argument naming the rank count
+// The cube of domains: side^3 == domains; throws std::invalid_argument naming the count
 // otherwise.
-index_t cube_side(int ranks);
+index_t cube_side(int domains);
 
 class halo {
  public:
-  halo(const domain& d, int rank, int ranks);
+  // Domain `id` of `domains`, `per_locality` of them on each locality.
+  halo(const domain& d, int id, int domains, int per_locality);
 
   bool active() const noexcept { return !neighbours_.empty(); }
 
   // Sends this cycle's values of `what` to the neighbours that need them (the forces and
   // masses to all, the positions to those below, the gradients across faces).
   void send(const domain& d, exchange what, std::uint64_t cycle) const;
-  // Futures of the messages this rank receives for `what` in `cycle`, in the order apply()
+  // Futures of the messages this domain receives for `what` in `cycle`, in the order apply()
   // uses them.
   std::vector<grain::shared_future<std::vector<real>>> receive(exchange what,
                                                                std::uint64_t cycle) const;
@@ -49,7 +51,7 @@ class halo {
  private:
   struct neighbour {
     direction dir;
-    int rank;
+    int id;                         // the neighbour domain
     std::vector<index_t> nodes;     // shared nodes, in the order both sides use
     std::vector<index_t> elements;  // faces only: my elements along the face
     index_t ghost = -1;             // faces only: where the neighbour's elements go
@@ -57,7 +59,7 @@ class halo {
   std::vector<const neighbour*> receives_from(exchange what) const;
   std::vector<const neighbour*> sends_to(exchange what) const;
 
-  int rank_;
+  int id_, per_locality_;
   std::vector<neighbour> neighbours_;  // in the reference's order of directions
 };
 

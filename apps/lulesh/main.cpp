@@ -26,6 +26,8 @@ std::string describe(const options& o, const run_result& r) {
   std::string s = "grain-lulesh: variant " + std::string(variant_name(o.var));
   if (o.var == variant::omp) s += " (schedule " + std::string(schedule_name(o.schedule)) + ")";
   s += ", " + std::to_string(r.threads) + (o.var == variant::grain ? " workers" : " threads");
+  if (o.domains_per_locality > 1)
+    s += ", " + std::to_string(o.domains_per_locality) + " domains per locality";
   s += ", partition " + std::to_string(r.partition) + " elements (" + std::to_string(r.partitions) +
        " partitions)";
   if (o.inject)
@@ -62,27 +64,55 @@ locality_result run_locality() {
   const options& o = g_options;
   const int rank = static_cast<int>(grain::find_here().rank());
   const int ranks = static_cast<int>(grain::get_num_localities());
-  const index_t side = cube_side(ranks);
+  const int k = o.domains_per_locality, domains = ranks * k;
+  const index_t side = cube_side(domains);
   problem prob = o.prob;
   prob.side = side;
-  auto d =
-      std::make_unique<domain>(prob, rank % side, rank / side % side, rank / (side * side), rank);
-  const halo h(*d, rank, ranks);
-  if (h.active()) {
-    h.send(*d, exchange::masses, 0);
-    const auto in = h.receive(exchange::masses, 0);
-    for (const auto& f : in) f.wait();
-    h.apply(*d, exchange::masses, in);
+  struct piece {
+    std::unique_ptr<domain> d;
+    std::unique_ptr<halo> h;
+    std::unique_ptr<injector> inject;
+  };
+  std::vector<piece> mine(static_cast<std::size_t>(k));
+  for (int j = 0; j < k; ++j) {
+    const int id = rank * k + j;
+    auto& m = mine[static_cast<std::size_t>(j)];
+    m.d = std::make_unique<domain>(prob, id % side, id / side % side, id / (side * side), id);
+    m.h = std::make_unique<halo>(*m.d, id, domains, k);
+    m.inject = std::make_unique<injector>(o, id, domains);
   }
-  injector inject(o, rank, ranks);
+  // The nodal masses of shared nodes: every domain's own sums, then the neighbours' added.
+  for (auto& m : mine)
+    if (m.h->active()) m.h->send(*m.d, exchange::masses, 0);
+  for (auto& m : mine) {
+    if (!m.h->active()) continue;
+    const auto in = m.h->receive(exchange::masses, 0);
+    for (const auto& f : in) f.wait();
+    m.h->apply(*m.d, exchange::masses, in);
+  }
   grain::knob& partition = grain::knobs().at("lulesh.partition");
+  // The workers of this locality's pool (the runtime object lives in locality 0's main only).
   if (partition.int_value() <= 0)
-    partition.set(static_cast<double>(default_partition(*d, grain::detail::loop_workers())),
+    partition.set(static_cast<double>(default_partition(*mine[0].d, grain::detail::loop_workers())),
                   "the default: 16 partitions per worker", "grain-lulesh");
   grain::collectives::barrier().get();  // the clocks start together, as the reference's
-  const run_result r = run_grain(*d, o, inject, partition, &h);
-  locality_result out{r.seconds, r.partition, r.partitions, d->cycle};
-  if (rank == 0) g_domain = std::move(d);
+  std::vector<grain::future<run_result>> runs;
+  for (auto& m : mine)
+    runs.push_back(grain::async(
+        [&o, &m, &partition] { return run_grain(*m.d, o, *m.inject, partition, m.h.get()); }));
+  locality_result out;
+  std::exception_ptr error;
+  for (auto& f : runs) {
+    try {
+      const run_result r = f.get();
+      out = {std::max(out.seconds, r.seconds), r.partition, r.partitions, 0};
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  out.cycles = mine[0].d->cycle;
+  if (rank == 0) g_domain = std::move(mine[0].d);
   return out;
 }
 
@@ -96,8 +126,12 @@ int run_with_runtime(int argc, char** argv) {
       "grain-lulesh: elements per partition task (0: automatic); read before every cycle");
   grain::runtime rt(argc, argv);  // under mpirun, returns on locality 0 only
   const int ranks = static_cast<int>(grain::get_num_localities());
-  cube_side(ranks);  // a clear error before any locality starts
-  if (!o.quiet) print_banner(o.prob, ranks, "Num workers: " + std::to_string(rt.num_workers()));
+  const int domains = ranks * o.domains_per_locality;
+  cube_side(domains);  // a clear error before any locality starts
+  if (!o.quiet)
+    print_banner(o.prob, domains,
+                 "Num workers: " + std::to_string(rt.num_workers()) + " on " +
+                     std::to_string(ranks) + " localities");
   std::vector<grain::future<locality_result>> parts;
   for (grain::locality l : grain::find_all_localities())
     parts.push_back(grain::async(l, grain::action<&run_locality>{}));
@@ -112,7 +146,7 @@ int run_with_runtime(int argc, char** argv) {
   }
   r.threads = rt.num_workers();
   rt.stop();
-  if (!o.quiet) print_report(*g_domain, ranks, r.seconds, describe(o, r));
+  if (!o.quiet) print_report(*g_domain, domains, r.seconds, describe(o, r));
   return 0;
 }
 

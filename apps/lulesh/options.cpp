@@ -50,10 +50,13 @@ std::string usage() {
          "                 loops over the partitions; serial: one thread\n"
          " --schedule      the omp variant's loop schedule (default static)\n"
          " --threads=N     the omp variant's threads (default: OpenMP's)\n"
+         " --domains-per-locality=K  K domains of -s N on each locality (a cube in all):\n"
+         "                 more, smaller pieces of work per worker (grain variant)\n"
          " --partition=N   elements per partition; the knob lulesh.partition starts here\n"
          "                 (default: the domain in 16 partitions per worker, at least 64)\n"
          " --inject=DIST   spin injected load in the six heaviest loops, per partition:\n"
-         "                 uniform|scaled|gaussian|poisson|exponential (seed 004 section V);\n"
+         "                 uniform|scaled|gaussian|poisson|exponential (Wickramasinghe et al. 2017 "
+         "section V);\n"
          "                 --inject-a/-b the distribution's parameters in units of\n"
          "                 --inject-unit-us (default 2 us), --inject-fraction of partitions\n";
 }
@@ -142,6 +145,8 @@ options parse_options(int argc, char** argv) {
           throw bad_option{"--schedule must be static, dynamic or guided, got '" + v + "'"};
       } else if (key == "--threads") {
         o.threads = static_cast<int>(parse_int(key, v.c_str(), 1, 4096));
+      } else if (key == "--domains-per-locality") {
+        o.domains_per_locality = static_cast<int>(parse_int(key, v.c_str(), 1, 4096));
       } else if (key == "--partition") {
         o.partition = static_cast<index_t>(parse_int(key, v.c_str(), 1, int_max));
       } else if (key == "--inject") {
@@ -171,6 +176,8 @@ options parse_options(int argc, char** argv) {
       }
     }
   }
+  if (o.domains_per_locality > 1 && o.var != variant::grain)
+    throw bad_option{"--domains-per-locality needs --variant=grain"};
   if (o.inject) {
     try {
       collectives_bench::check(o.load);

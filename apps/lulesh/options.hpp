@@ -23,9 +23,10 @@ struct options {
   bool help = false;
   variant var = variant::grain;
   omp_schedule schedule = omp_schedule::static_schedule;
-  int threads = 0;        // OpenMP threads (0: OpenMP's default)
-  index_t partition = 0;  // elements per partition (0: automatic); the knob lulesh.partition
-  // Load injection into the six heaviest loops (seed 004 section V).
+  int threads = 0;               // OpenMP threads (0: OpenMP's default)
+  index_t partition = 0;         // elements per partition (0: automatic); the knob lulesh.partition
+  int domains_per_locality = 1;  // --domains-per-locality: K domains on each locality
+  // Load injection into the six heaviest loops (Wickramasinghe et al. 2017 section V).
   bool inject = false;
   collectives_bench::load_spec load;
   double iters_per_us = 0;  // spin calibration (0: measure at start)

@@ -183,7 +183,9 @@ cycle_futures driver::submit(const partitioning& parts, const std::vector<done>&
         clock, multi ? std::vector<done>{synced} : pick(nodes, parts.nodes_of_elements(p)));
   const done ghosts =
       multi ? exchange_after(exchange::gradients, cycle, clock, kinematics) : done{};
-  const grain::collective_args args{static_cast<std::uint32_t>(n),
+  // Every domain of the locality contributes its partitions (they all have the same count:
+  // with several domains the partition size stays fixed).
+  const grain::collective_args args{static_cast<std::uint32_t>(n * o_.domains_per_locality),
                                     static_cast<std::int64_t>(generation)};
   grain::shared_future<dt_bounds> reduced;
   for (index_t p = 0; p < n; ++p) {
@@ -215,14 +217,18 @@ cycle_futures driver::submit(const partitioning& parts, const std::vector<done>&
         const clock_state s = c.get();
         const dt_bounds mesh = b.get();
         if (s.stop) return s;
-        // Cycle s.cycle has ended: report it, then start the next one.
-        if (o->progress && !o->quiet && grain::find_here().rank() == 0)
+        // Cycle s.cycle has ended: the domain at the origin prints it; the iteration event
+        // (for the policies that re-partition) comes with one domain per locality, where the
+        // partition size may change; then the next cycle starts.
+        const bool origin = d->col + d->row + d->plane == 0;
+        if (o->progress && !o->quiet && origin)
           std::printf("cycle = %d, time = %e, dt=%e\n", s.cycle, s.time, s.dt);
         const std::uint64_t now = grain::now_ns();
-        grain::event("iteration", {{"duration_ns", static_cast<double>(now - *last_end)},
-                                   {"step", static_cast<double>(s.cycle)},
-                                   {"nx", static_cast<double>(chunk)},
-                                   {"partitions", static_cast<double>(n)}});
+        if (o->domains_per_locality == 1)
+          grain::event("iteration", {{"duration_ns", static_cast<double>(now - *last_end)},
+                                     {"step", static_cast<double>(s.cycle)},
+                                     {"nx", static_cast<double>(chunk)},
+                                     {"partitions", static_cast<double>(n)}});
         *last_end = now;
         return start_cycle(*d, *o, mesh);
       },
@@ -249,7 +255,7 @@ run_result driver::run() {
   std::exception_ptr error;
   for (;;) {
     // A new partition size applies between cycles, once the cycle in flight has ended.
-    if (chunk_now() != parts->chunk()) {
+    if (o_.domains_per_locality == 1 && chunk_now() != parts->chunk()) {
       for (auto& f : previous) f.wait();
       parts = std::make_unique<partitioning>(d_, chunk_now());
       inject_.set_partitions(parts->count());

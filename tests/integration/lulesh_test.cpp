@@ -69,6 +69,21 @@ TEST_F(Lulesh, LargerMeshShortRunAgreesAcrossVariants) {
   }
 }
 
+// Several domains per locality: 8 of -s 5 make the -s 10 mesh, 27 of -s 5 the -s 15 one.
+TEST_F(Lulesh, DomainsPerLocality) {
+  expect_reference(run("-s 5 --grain:threads=2 --domains-per-locality=8"), s10_iterations,
+                   s10_energy);
+  const report serial = run("-s 15 -i 60 --variant=serial");
+  const report cube = run("-s 5 -i 60 --grain:threads=2 --domains-per-locality=27");
+  ASSERT_EQ(serial.status, 0) << serial.output;
+  ASSERT_EQ(cube.status, 0) << cube.output;
+  EXPECT_EQ(cube.iterations, 60);
+  EXPECT_NEAR(cube.energy, serial.energy, 1e-9 * serial.energy) << cube.output;
+  const report odd = run("-s 5 --grain:threads=2 --domains-per-locality=2");
+  EXPECT_NE(odd.status, 0);
+  EXPECT_TRUE(contains(odd.output, "must be a cube")) << odd.output;
+}
+
 TEST_F(Lulesh, ProgressAndQuiet) {
   const report p = run("-s 5 -i 3 -p --grain:threads=2");
   ASSERT_EQ(p.status, 0) << p.output;
@@ -81,7 +96,8 @@ TEST_F(Lulesh, ProgressAndQuiet) {
 
 TEST_F(Lulesh, BadInputIsRefused) {
   for (const char* args : {"-s abc", "-s", "-s 0", "--variant=mpi", "--schedule=auto", "-x",
-                           "--inject=pareto", "--inject=uniform --inject-a=3 --inject-b=1"}) {
+                           "--inject=pareto", "--inject=uniform --inject-a=3 --inject-b=1",
+                           "--variant=omp --domains-per-locality=8", "--domains-per-locality=0"}) {
     const report r = run(args);
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
     EXPECT_TRUE(contains(r.output, "grain-lulesh: ")) << r.output;
@@ -97,6 +113,19 @@ TEST_F(Lulesh, EightLocalities) {
       std::string(GRAIN_LULESH_MPIEXEC) + " -np 8 --oversubscribe --allow-run-as-root ";
   expect_reference(run_command_report(mpirun + program + " -s 5 --grain:threads=1"), s10_iterations,
                    s10_energy);
+}
+
+// 8 localities of 8 domains of -s 5: the -s 20 mesh.
+TEST_F(Lulesh, EightLocalitiesOfEightDomains) {
+  const std::string mpirun =
+      std::string(GRAIN_LULESH_MPIEXEC) + " -np 8 --oversubscribe --allow-run-as-root ";
+  const report cube = run_command_report(mpirun + program +
+                                         " -s 5 -i 30 --grain:threads=1 --domains-per-locality=8");
+  const report serial = run("-s 20 -i 30 --variant=serial");
+  ASSERT_EQ(cube.status, 0) << cube.output;
+  ASSERT_EQ(serial.status, 0) << serial.output;
+  EXPECT_EQ(cube.iterations, 30);
+  EXPECT_NEAR(cube.energy, serial.energy, 1e-9 * serial.energy) << cube.output;
 }
 
 TEST_F(Lulesh, LocalitiesMustMakeACube) {
