@@ -202,9 +202,13 @@ cycle_futures driver::submit(const partitioning& parts, const std::vector<done>&
         },
         clock, std::move(in));
     out.material[p] =
-        bounds.then([](const grain::shared_future<dt_bounds>& b) { b.get(); }).share();
+        bounds
+            .then(grain::annotate("lulesh-material-done",
+                                  [](const grain::shared_future<dt_bounds>& b) { b.get(); }))
+            .share();
     auto r = grain::all_reduce(
-        bounds.then([](const grain::shared_future<dt_bounds>& b) { return b.get(); }),
+        bounds.then(grain::annotate(
+            "lulesh-bounds", [](const grain::shared_future<dt_bounds>& b) { return b.get(); })),
         [](dt_bounds a, dt_bounds b) { return combine(a, b); }, args);
     if (p == 0) reduced = r.share();
   }
