@@ -1,153 +1,17 @@
 // The /threads counters. Formulas and equation numbers: docs/counters.md, "/threads counters".
+// The preemption counters and the formulas that exclude preempted time: docs/counters.md,
+// "Preemption"; the kernel's figures come from preemption.cpp.
 #include <algorithm>
+#include <memory>
 
-#include "grain/detail/cpu_relax.hpp"
 #include "grain/instrumentation/threads_counters.hpp"
+#include "preemption.hpp"
+#include "threads_metrics.hpp"
 
 namespace grain::instrumentation {
 namespace {
 
-enum class formula : std::uint8_t {
-  tasks,
-  phases,
-  t_d,
-  t_o,
-  t_func,
-  t_phase,
-  t_phase_overhead,
-  exec,
-  func,
-  idle_rate,
-  pending_accesses,
-  pending_misses,
-  staged_accesses,
-  staged_misses,
-  stolen_from,
-  stolen_to,
-  heavy_steals,
-  wait_staged,
-  wait_pending,
-  wait_staged_sum,
-  wait_staged_count,
-  wait_pending_sum,
-  wait_pending_count,
-  background_time,
-  background_overhead,
-  network_overhead,
-  idle_time,
-  inline_tasks,
-  suspensions,
-  queue_staged,
-  queue_pending,
-  queue_total,
-  active_workers,
-  management_overhead,
-  wait_inflation,
-  wait_inflation_per_core,
-};
-
-enum scope : std::uint8_t { worker_scope = 1, pool_scope = 2, total_scope = 4, all_scopes = 7 };
-
-struct metric {
-  const char* name;
-  const char* unit;
-  counter_kind kind;
-  formula f;
-  std::uint8_t scopes;
-  const char* description;
-};
-
-constexpr counter_kind mono = counter_kind::monotonic;
-constexpr counter_kind avg = counter_kind::average;
-constexpr counter_kind gauge = counter_kind::gauge;
-
-// The order here is the order of docs/counters.md.
-constexpr metric metrics[] = {
-    {"count/cumulative", "count", mono, formula::tasks, all_scopes,
-     "tasks completed, including tasks run inline (n_t)"},
-    {"count/cumulative-phases", "count", mono, formula::phases, all_scopes,
-     "task phases started by the scheduler loop (first runs and resumptions)"},
-    {"count/inline-tasks", "count", mono, formula::inline_tasks, all_scopes,
-     "tasks completed inline inside another task (get-pop, sync, fork, adaptive); part of n_t"},
-    {"count/suspensions", "count", mono, formula::suspensions, all_scopes,
-     "times a user thread suspended (waited on a future, LCO, yield or sleep)"},
-    {"time/average", "ns", avg, formula::t_d, all_scopes,
-     "average time a task spent executing, t_d = sum(t_exec)/n_t (docs/counters.md, Eq. 2)"},
-    {"time/average-overhead", "ns", avg, formula::t_o, all_scopes,
-     "average scheduler time spent per task outside its code, t_o = (sum(t_func)-sum(t_exec))/n_t "
-     "(docs/counters.md, Eq. 3)"},
-    {"time/average-func", "ns", avg, formula::t_func, all_scopes,
-     "average time per task including its management, sum(t_func)/n_t = t_d + t_o "
-     "(docs/counters.md, Eq. 3.1)"},
-    {"time/average-phase", "ns", avg, formula::t_phase, all_scopes,
-     "average time a task phase (a run between two suspensions) executed, sum(t_exec)/phases"},
-    {"time/average-phase-overhead", "ns", avg, formula::t_phase_overhead, all_scopes,
-     "average scheduler time per task phase, (sum(t_func)-sum(t_exec))/phases"},
-    {"time/cumulative", "ns", mono, formula::exec, all_scopes,
-     "total time workers spent executing task code, sum(t_exec)"},
-    {"time/overall", "ns", mono, formula::func, all_scopes,
-     "total time workers spent in the scheduling loop, busy and idle, sum(t_func)"},
-    {"time/idle", "ns", mono, formula::idle_time, all_scopes,
-     "total time workers spent looking for work without finding any; part of "
-     "sum(t_func)-sum(t_exec)"},
-    {"idle-rate", "ratio", avg, formula::idle_rate, all_scopes,
-     "share of the scheduling loop's time not spent in task code, in [0,1]: "
-     "I_r = (sum(t_func)-sum(t_exec))/sum(t_func) (docs/counters.md, Eq. 1)"},
-    {"count/pending-accesses", "count", mono, formula::pending_accesses, all_scopes,
-     "lookups in the worker's own pending (runnable user thread) queues"},
-    {"count/pending-misses", "count", mono, formula::pending_misses, all_scopes,
-     "lookups in the own pending queues that found nothing"},
-    {"count/staged-accesses", "count", mono, formula::staged_accesses, all_scopes,
-     "lookups in the worker's own staged (not yet started task) queues"},
-    {"count/staged-misses", "count", mono, formula::staged_misses, all_scopes,
-     "lookups in the own staged queues that found nothing"},
-    {"count/stolen-from", "count", mono, formula::stolen_from, all_scopes,
-     "tasks other workers stole from this worker's queues"},
-    {"count/stolen-to", "count", mono, formula::stolen_to, all_scopes,
-     "tasks this worker stole from other workers"},
-    {"count/heavy-steals", "count", mono, formula::heavy_steals, all_scopes,
-     "steal attempts of this worker that paid a membarrier (--grain:fences: every attempt on a "
-     "non-empty queue when asymmetric, the first after a quiet stretch when adaptive, none when "
-     "symmetric)"},
-    {"wait-time/staged", "ns", avg, formula::wait_staged, all_scopes,
-     "average time a task waited between creation and its first run"},
-    {"wait-time/pending", "ns", avg, formula::wait_pending, all_scopes,
-     "average time a user thread waited between becoming ready and resuming"},
-    // The sums behind the two averages, so a policy can take the average over its own window
-    // (Δsum / Δcount) instead of since the start (policies-lua/critical_pool.lua).
-    {"wait-time/staged-sum", "ns", mono, formula::wait_staged_sum, all_scopes,
-     "total time the measured tasks waited between creation and their first run"},
-    {"wait-time/staged-count", "count", mono, formula::wait_staged_count, all_scopes,
-     "tasks whose staged wait was measured"},
-    {"wait-time/pending-sum", "ns", mono, formula::wait_pending_sum, all_scopes,
-     "total time user threads waited between becoming ready and resuming"},
-    {"wait-time/pending-count", "count", mono, formula::wait_pending_count, all_scopes,
-     "resumptions whose pending wait was measured"},
-    {"time/background-work", "ns", mono, formula::background_time, all_scopes,
-     "time spent in background work (network progress, collectives)"},
-    {"background-overhead", "ratio", avg, formula::background_overhead, all_scopes,
-     "share of the scheduling loop's time spent in background work, in [0,1]: "
-     "sum(t_background)/sum(t_func) (docs/counters.md, Eq. 3.4)"},
-    {"network-overhead", "ratio", avg, formula::network_overhead, all_scopes,
-     "share of the scheduling loop's time spent on network progress and collectives, in [0,1]: "
-     "N_oh = sum(t_background)/sum(t_func) (docs/counters.md, Eq. 3.4)"},
-    {"queue-length/staged", "count", gauge, formula::queue_staged, all_scopes,
-     "tasks now in the staged queues"},
-    {"queue-length/pending", "count", gauge, formula::queue_pending, all_scopes,
-     "user threads now in the pending queues"},
-    {"queue-length", "count", gauge, formula::queue_total, all_scopes,
-     "tasks and user threads now waiting in this scope's queues (staged + pending)"},
-    {"count/active-workers", "count", gauge, formula::active_workers, pool_scope | total_scope,
-     "workers now active in the pool (its elastic size, the threads knob)"},
-    {"management-overhead", "ns", avg, formula::management_overhead, all_scopes,
-     "scheduler time outside task code per core, T_o = t_o*n_t/n_c (docs/counters.md, Eq. 4)"},
-    {"wait-time-inflation", "ns", avg, formula::wait_inflation, all_scopes,
-     "how much longer a task runs than on one worker (contention), t_w = t_d - t_d1 "
-     "(docs/counters.md, Eq. 5; needs a calibration)"},
-    {"wait-time-inflation-per-core", "ns", avg, formula::wait_inflation_per_core, all_scopes,
-     "that inflation summed over tasks per core, T_w = (t_d - t_d1)*n_t/n_c "
-     "(docs/counters.md, Eq. 6)"},
-};
+using namespace threads_table;
 
 inline std::uint64_t sat_sub(std::uint64_t a, std::uint64_t b) noexcept {
   return a > b ? a - b : 0;
@@ -213,6 +77,16 @@ class threads_provider final : public counter_provider {
   threads_provider(const stats_source& src, threads_options opts) : src_(src), opts_(opts) {
     const unsigned nw = src.num_workers();
     const std::string loc = "locality#" + std::to_string(src.locality());
+    // The preemption counters need the workers' OS threads; a source without them (a unit
+    // test's fake) reports those counters unavailable.
+    threads_ = dynamic_cast<const detail::worker_threads*>(&src);
+    if (threads_) {
+      reader_ = std::make_unique<detail::sched_reader>(threads_->task_dir(), nw);
+      delay_why_ = reader_->delay_unavailable();
+      switches_why_ = reader_->switches_unavailable();
+    } else {
+      delay_why_ = switches_why_ = "this statistics source has no OS threads to read";
+    }
     // Instances: every worker, every pool, the locality.
     for (unsigned p = 0; p < src.pools().size(); ++p) {
       const auto& pool = src.pools()[p];
@@ -235,9 +109,12 @@ class threads_provider final : public counter_provider {
         if (!(metrics[m].scopes & instances_[i].scope)) continue;
         entries_.push_back({i, m});
         infos_.push_back({"/threads{" + instances_[i].name + "}/" + metrics[m].name,
-                          metrics[m].unit, metrics[m].description, metrics[m].kind});
+                          metrics[m].unit, describe(metrics[m]), metrics[m].kind});
       }
     base_.assign(nw, raw_totals{});
+    sched_base_.assign(nw, detail::sched_totals{});
+    sched_sampled_.assign(nw, detail::sched_totals{});
+    sched_delta_.assign(instances_.size(), detail::sched_totals{});
     last_.assign(nw, raw_totals{});
     sampled_.assign(nw, raw_totals{});
     delta_.assign(instances_.size(), raw_totals{});
@@ -252,9 +129,13 @@ class threads_provider final : public counter_provider {
     // As of the last sample: start from its readings, so no task completed since is lost.
     if (now == sampled_at_) {
       base_ = sampled_;
+      sched_base_ = sched_sampled_;
       return;
     }
-    for (unsigned w = 0; w < base_.size(); ++w) base_[w] = read(w, now);
+    for (unsigned w = 0; w < base_.size(); ++w) {
+      base_[w] = read(w, now);
+      sched_base_[w] = read_sched(w);
+    }
   }
 
   void sample(std::uint64_t now, counter_reading* out) override {
@@ -265,6 +146,7 @@ class threads_provider final : public counter_provider {
     const std::size_t total = instances_.size() - 1;
     for (std::size_t i = first_pool; i < instances_.size(); ++i) {
       delta_[i] = raw_totals{};
+      sched_delta_[i] = detail::sched_totals{.delay_ok = true, .switches_ok = true};
       queue_staged_[i] = queue_pending_[i] = 0;
     }
     for (std::size_t w = 0; w < nw; ++w) {
@@ -275,6 +157,13 @@ class threads_provider final : public counter_provider {
       const std::size_t p = first_pool + instances_[w].pool;
       accumulate(delta_[p], delta_[w]);
       accumulate(delta_[total], delta_[w]);
+      // The kernel's side: one pread of schedstat and one of status per worker.
+      sched_sampled_[w] = read_sched(static_cast<unsigned>(w));
+      if (!sched_base_[w].delay_ok && !sched_base_[w].switches_ok && threads_)
+        sched_base_[w] = threads_->at_start(static_cast<unsigned>(w));  // started since the reset
+      sched_delta_[w] = detail::minus(sched_sampled_[w], sched_base_[w]);
+      detail::accumulate(sched_delta_[p], sched_delta_[w]);
+      detail::accumulate(sched_delta_[total], sched_delta_[w]);
       queue_staged_[p] += queue_staged_[w];
       queue_pending_[p] += queue_pending_[w];
       queue_staged_[total] += queue_staged_[w];
@@ -317,6 +206,18 @@ class threads_provider final : public counter_provider {
     return r;
   }
 
+  detail::sched_totals read_sched(unsigned w) noexcept {
+    return reader_ ? reader_->read(w, threads_->os_thread(w)) : detail::sched_totals{};
+  }
+
+  // A counter the kernel cannot give here says why in its description (--grain:list-counters).
+  std::string describe(const metric& m) const {
+    const std::string& why = needs_run_delay(m.f)                   ? delay_why_
+                             : m.f == formula::involuntary_switches ? switches_why_
+                                                                    : no_reason_;
+    return why.empty() ? m.description : m.description + std::string(" (unavailable: ") + why + ")";
+  }
+
   // With the scheduler's timing compiled out (GRAIN_TIMING=0) Σt_exec and Σt_func stay 0:
   // every counter derived from them is unavailable rather than a false 0.
   static constexpr bool needs_timing(formula f) noexcept {
@@ -334,6 +235,11 @@ class threads_provider final : public counter_provider {
       case formula::management_overhead:
       case formula::wait_inflation:
       case formula::wait_inflation_per_core:
+      case formula::t_m:
+      case formula::idle_rate_unpreempted:
+      case formula::t_o_unpreempted:
+      case formula::t_m_unpreempted:
+      case formula::management_overhead_unpreempted:
         return true;
       default:
         return false;
@@ -346,6 +252,7 @@ class threads_provider final : public counter_provider {
 #endif
     const raw_totals& d = delta_[i];
     const double overhead = static_cast<double>(sat_sub(d.func_ns, d.exec_ns));
+    if (needs_run_delay(f)) return unpreempted(f, i);
     switch (f) {
       case formula::tasks:
         return count(d.tasks);
@@ -431,8 +338,48 @@ class threads_provider final : public counter_provider {
             static_cast<double>(d.exec_ns) / static_cast<double>(d.tasks) - *opts_.t_d1_ns;
         return {t_w * static_cast<double>(d.tasks) / instances_[i].n_c, true};
       }
+      case formula::t_m:
+        return ratio(static_cast<double>(sat_sub(sat_sub(d.func_ns, d.exec_ns), d.idle_ns)),
+                     d.tasks);
+      case formula::involuntary_switches:
+        if (!sched_delta_[i].switches_ok) return {0, false};
+        return count(sched_delta_[i].involuntary);
+      default:
+        break;
     }
     return {0, false};
+  }
+
+  // The formulas without preempted time P (docs/counters.md, Eq. 1p-4p): P is taken out of the
+  // time outside task code (O = sum(t_func)-sum(t_exec)), the part a policy reads as overhead;
+  // what of P exceeds O was spent inside tasks and leaves O' = 0.
+  counter_reading unpreempted(formula f, std::uint32_t i) const noexcept {
+    const detail::sched_totals& s = sched_delta_[i];
+    if (!s.delay_ok) return {0, false};
+    const raw_totals& d = delta_[i];
+    const std::uint64_t p = s.run_delay_ns;
+    const std::uint64_t o = sat_sub(d.func_ns, d.exec_ns);
+    const double o_u = static_cast<double>(sat_sub(o, p));
+    switch (f) {
+      case formula::preempted:
+        return count(p);
+      case formula::idle_rate_unpreempted: {
+        auto r = ratio(o_u, sat_sub(d.func_ns, p));
+        r.value = std::clamp(r.value, 0.0, 1.0);
+        return r;
+      }
+      case formula::t_o_unpreempted:
+        return ratio(o_u, d.tasks);
+      case formula::t_m_unpreempted: {
+        // P leaves the idle search and the management in proportion to their shares of O.
+        const double m = static_cast<double>(sat_sub(o, d.idle_ns));
+        return ratio(o == 0 ? 0.0 : m * o_u / static_cast<double>(o), d.tasks);
+      }
+      case formula::management_overhead_unpreempted:
+        return ratio(o_u, instances_[i].n_c);
+      default:
+        return {0, false};
+    }
   }
 
   const stats_source& src_;
@@ -446,86 +393,15 @@ class threads_provider final : public counter_provider {
   std::uint64_t sampled_at_ = 0;     // its `now`
   std::vector<raw_totals> delta_;    // per instance, this sample
   std::vector<std::uint64_t> queue_staged_, queue_pending_, active_;
-};
-
-class runtime_source final : public stats_source {
- public:
-  explicit runtime_source(runtime_core& rt) : rt_(rt) {}
-  unsigned locality() const override { return rt_.locality(); }
-  unsigned num_workers() const override { return rt_.num_workers(); }
-  const std::vector<pool_info>& pools() const override { return rt_.pools(); }
-  const worker_stats& stats(unsigned w) const override { return rt_.stats(w); }
-  std::size_t queue_length(unsigned w, queue_kind k) const override {
-    return rt_.queue_length(w, k);
-  }
-  unsigned active_workers(unsigned pool) const override { return rt_.active_workers(pool); }
-
- private:
-  runtime_core& rt_;
+  // Preemption: the workers' threads, their kernel statistics, and why they may be missing.
+  const detail::worker_threads* threads_ = nullptr;
+  std::unique_ptr<detail::sched_reader> reader_;
+  std::string delay_why_, switches_why_, no_reason_;
+  std::vector<detail::sched_totals> sched_base_, sched_sampled_;  // per worker
+  std::vector<detail::sched_totals> sched_delta_;                 // per instance
 };
 
 }  // namespace
-
-raw_totals read_worker(const worker_stats& s, std::uint64_t now) noexcept {
-  raw_totals r;
-  r.tasks = s.tasks.get();
-  r.inline_tasks = s.inline_tasks.get();
-  r.phases = s.phases.get();
-  // exec/func/idle change together with phase_since and idle_since at phase ends and idle
-  // transitions; the worker takes no lock, so read the totals between two equal readings of
-  // both marks (a seqlock read, see worker_stats::phase_ending) and add the periods in
-  // progress. If the worker keeps changing them, give up on the periods in progress: an
-  // under-count now, which the next reading makes up, never a phase counted twice.
-  std::uint64_t phase = 0, idle = 0;
-  bool consistent = false;
-  for (int tries = 0; tries < 64 && !consistent; ++tries) {
-    phase = s.phase_since_ns.v.load(std::memory_order_acquire);
-    if (phase == phase_closing) {
-      grain::detail::cpu_relax();
-      continue;
-    }
-    idle = s.idle_since_ns.get();
-    r.exec_ns = s.exec_ns.get();
-    r.func_ns = s.func_ns.get();
-    r.idle_ns = s.idle_ns.get();
-    const std::uint64_t idle_again = s.idle_since_ns.get();
-    std::atomic_thread_fence(std::memory_order_acquire);
-    consistent = s.phase_since_ns.v.load(std::memory_order_relaxed) == phase && idle_again == idle;
-  }
-  if (!consistent) {
-    phase = idle = 0;
-    r.exec_ns = s.exec_ns.get();
-    r.func_ns = s.func_ns.get();
-    r.idle_ns = s.idle_ns.get();
-    r.exec_ns = std::min(r.exec_ns, r.func_ns);  // a phase folded into one but not yet the other
-  }
-  if (phase != 0 && now > phase) {
-    r.exec_ns += now - phase;
-    r.func_ns += now - phase;
-  }
-  if (idle != 0 && now > idle) {
-    r.func_ns += now - idle;
-    r.idle_ns += now - idle;
-  }
-  r.background_ns = s.background_ns.get();
-  r.pending_accesses = s.pending_accesses.get();
-  r.pending_misses = s.pending_misses.get();
-  r.staged_accesses = s.staged_accesses.get();
-  r.staged_misses = s.staged_misses.get();
-  r.stolen_from = s.stolen_from.get();
-  r.stolen_to = s.stolen_to.get();
-  r.heavy_steals = s.heavy_steals.get();
-  r.staged_wait_ns = s.staged_wait_ns.get();
-  r.staged_wait_count = s.staged_wait_count.get();
-  r.pending_wait_ns = s.pending_wait_ns.get();
-  r.pending_wait_count = s.pending_wait_count.get();
-  r.suspensions = s.suspensions.get();
-  return r;
-}
-
-std::unique_ptr<stats_source> make_stats_source(runtime_core& rt) {
-  return std::make_unique<runtime_source>(rt);
-}
 
 std::shared_ptr<counter_provider> make_threads_provider(const stats_source& src,
                                                         threads_options opts) {
