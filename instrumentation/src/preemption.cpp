@@ -73,7 +73,8 @@ void accumulate(sched_totals& a, const sched_totals& b) noexcept {
   a.switches_ok = a.switches_ok && b.switches_ok;
 }
 
-bool parse_run_delay(const char* text, std::size_t n, std::uint64_t& run_delay_ns) noexcept {
+bool parse_run_delay(const char* text, std::size_t n, std::uint64_t& run_delay_ns,
+                     std::uint64_t* timeslices) noexcept {
   const char* p = text;
   const char* end = text + n;
   std::uint64_t on_cpu = 0;
@@ -81,7 +82,12 @@ bool parse_run_delay(const char* text, std::size_t n, std::uint64_t& run_delay_n
   if (r.ec != std::errc()) return false;
   p = skip_spaces(r.ptr, end);
   r = std::from_chars(p, end, run_delay_ns);
-  return r.ec == std::errc() && r.ptr != p;
+  if (r.ec != std::errc() || r.ptr == p) return false;
+  if (timeslices) {
+    p = skip_spaces(r.ptr, end);
+    if (std::from_chars(p, end, *timeslices).ec != std::errc()) *timeslices = 0;
+  }
+  return true;
 }
 
 bool parse_involuntary(const char* text, std::size_t n, std::uint64_t& switches) noexcept {
@@ -122,16 +128,12 @@ sched_reader::sched_reader(std::string task_dir, unsigned slots)
     std::uint64_t delay = 0, timeslices = 0;
     for (int attempt = 0; attempt < 2; ++attempt) {
       const long n = read_all(fd, buf, sizeof buf);
-      if (n <= 0 || !parse_run_delay(buf, static_cast<std::size_t>(n), delay)) {
+      if (n <= 0 || !parse_run_delay(buf, static_cast<std::size_t>(n), delay, &timeslices)) {
         delay_why_ = where + "schedstat does not hold 'on-cpu-ns run-delay-ns timeslices'";
         break;
       }
       // The kernel writes "0 0 0" when it keeps no run delays; a thread that has not yet been
       // switched out may read so too, so ask again after one switch (a 0.1 ms sleep).
-      const char* end = buf + n;
-      const char* p = std::find(static_cast<const char*>(buf), end, ' ');
-      p = p == end ? end : std::find(p + 1, end, ' ');
-      std::from_chars(skip_spaces(p, end), end, timeslices);
       if (timeslices != 0 || delay != 0) break;
       if (attempt == 1)
         delay_why_ = where +
@@ -172,16 +174,29 @@ sched_totals sched_reader::read(unsigned slot, pid_t tid) noexcept {
     f.schedstat = delay_why_.empty() ? open_file(tid, "schedstat") : -1;
     f.status = switches_why_.empty() ? open_file(tid, "status") : -1;
     f.tid = tid;
+    f.switches_ok = false;
   }
   char buf[status_buffer];
+  std::uint64_t timeslices = 0;
   if (f.schedstat >= 0) {
     const long n = read_all(f.schedstat, buf, 128);
-    t.delay_ok = n > 0 && parse_run_delay(buf, static_cast<std::size_t>(n), t.run_delay_ns);
+    t.delay_ok =
+        n > 0 && parse_run_delay(buf, static_cast<std::size_t>(n), t.run_delay_ns, &timeslices);
   }
-  if (f.status >= 0) {
+  // status costs ~10x schedstat (the kernel formats ~60 lines): read it only when the thread
+  // came back to a CPU since the last read (schedstat's arrivals or run delay changed). An
+  // involuntary switch is counted when the thread leaves the CPU; until it returns the count
+  // here can lag by that one switch.
+  const bool moved = !t.delay_ok || !f.switches_ok || timeslices != f.timeslices ||
+                     t.run_delay_ns != f.run_delay_ns;
+  if (f.status >= 0 && moved) {
     const long n = read_all(f.status, buf, sizeof buf);
-    t.switches_ok = n > 0 && parse_involuntary(buf, static_cast<std::size_t>(n), t.involuntary);
+    f.switches_ok = n > 0 && parse_involuntary(buf, static_cast<std::size_t>(n), f.involuntary);
   }
+  f.timeslices = timeslices;
+  f.run_delay_ns = t.run_delay_ns;
+  t.involuntary = f.involuntary;
+  t.switches_ok = f.status >= 0 && f.switches_ok;
   return t;
 }
 

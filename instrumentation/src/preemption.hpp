@@ -39,7 +39,8 @@ class worker_threads {
 };
 
 // Reads <task_dir>/<tid>/schedstat and .../status. Keeps each file open per slot (a worker) and
-// re-reads it from offset 0, so a sample pays two pread() calls per worker, not open and close.
+// re-reads it from offset 0, so a sample pays one pread() of schedstat per worker, and one of
+// status when the thread went through the scheduler since (not open and close).
 class sched_reader {
  public:
   // Checks on the calling thread that both files exist and hold what is expected; the reasons
@@ -63,6 +64,9 @@ class sched_reader {
   struct slot_files {
     pid_t tid = 0;
     int schedstat = -1, status = -1;
+    // The last reading: status is read again only when schedstat moved.
+    std::uint64_t timeslices = 0, run_delay_ns = 0, involuntary = 0;
+    bool switches_ok = false;
   };
   int open_file(pid_t tid, const char* name) const noexcept;
   std::string task_dir_;
@@ -72,7 +76,9 @@ class sched_reader {
 
 // Parsers of the two files' contents (exposed for tests): false when the text is not as
 // expected.
-bool parse_run_delay(const char* text, std::size_t n, std::uint64_t& run_delay_ns) noexcept;
+// schedstat's run delay, and its third field (arrivals on a CPU) when `timeslices` is given.
+bool parse_run_delay(const char* text, std::size_t n, std::uint64_t& run_delay_ns,
+                     std::uint64_t* timeslices = nullptr) noexcept;
 bool parse_involuntary(const char* text, std::size_t n, std::uint64_t& switches) noexcept;
 
 // The OS thread ids of a runtime's workers, recorded by a worker_start hook (chained with any
