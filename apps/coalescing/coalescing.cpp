@@ -127,8 +127,14 @@ double counter(const std::string& name) {
 }  // namespace
 
 // --help (bench::args::help_requested).
+#if GRAIN_COALESCING_DIRECT
+#define program_name "grain-coalescing-direct"
+#else
+#define program_name "grain-coalescing"
+#endif
 constexpr char usage_text[] =
-    "usage: mpirun -np 2 grain-coalescing [--phases=dense,sparse,dense] [--parcels=N] "
+    "usage: mpirun -np 2 " program_name
+    " [--phases=dense,sparse,dense] [--parcels=N] "
     "[--work-ns=W]\n"
     "                                    [--gap-us=G] [--pace-us=P] [--chains=K] [--grain:...]\n"
     "Every locality sends small actions to every other in phases; one JSON line per phase.\n"
