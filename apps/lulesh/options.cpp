@@ -52,6 +52,8 @@ std::string usage() {
          " --threads=N     the omp variant's threads (default: OpenMP's)\n"
          " --domains-per-locality=K  K domains of -s N on each locality (a cube in all):\n"
          "                 more, smaller pieces of work per worker (grain variant)\n"
+         " --priority=critical|none  the material and clock tasks (the time step's critical\n"
+         "                 path) at high priority, or all alike (default none)\n"
          " --partition=N   elements per partition; the knob lulesh.partition starts here\n"
          "                 (default: the domain in 16 partitions per worker, at least 64)\n"
          " --inject=DIST   spin injected load in the six heaviest loops, per partition:\n"
@@ -145,6 +147,13 @@ options parse_options(int argc, char** argv) {
           throw bad_option{"--schedule must be static, dynamic or guided, got '" + v + "'"};
       } else if (key == "--threads") {
         o.threads = static_cast<int>(parse_int(key, v.c_str(), 1, 4096));
+      } else if (key == "--priority") {
+        if (value == "critical")
+          o.critical_priority = true;
+        else if (value == "none")
+          o.critical_priority = false;
+        else
+          throw bad_option{"--priority must be critical or none, got '" + v + "'"};
       } else if (key == "--domains-per-locality") {
         o.domains_per_locality = static_cast<int>(parse_int(key, v.c_str(), 1, 4096));
       } else if (key == "--partition") {

@@ -26,6 +26,9 @@ struct options {
   int threads = 0;               // OpenMP threads (0: OpenMP's default)
   index_t partition = 0;         // elements per partition (0: automatic); the knob lulesh.partition
   int domains_per_locality = 1;  // --domains-per-locality: K domains on each locality
+  // --priority=critical: the tasks on the time step's critical path (material, clock) run at
+  // high priority; none (the default, faster in docs/lulesh.md's measurement): all alike.
+  bool critical_priority = false;
   // Load injection into the six heaviest loops (Wickramasinghe et al. 2017 section V).
   bool inject = false;
   collectives_bench::load_spec load;

@@ -61,11 +61,15 @@ std::vector<T> pick(const std::vector<T>& all, const std::vector<index_t>& which
   return v;
 }
 
-// A task named `name` running f once every future among args is ready.
+// A task named `name` running f on `ex` once every future among args is ready.
+template <class F, class... A>
+auto task_on(const grain::executor& ex, const char* name, F&& f, A&&... args) {
+  return grain::dataflow(ex, grain::annotate(name, std::forward<F>(f)), std::forward<A>(args)...)
+      .share();
+}
 template <class F, class... A>
 auto task(const char* name, F&& f, A&&... args) {
-  return grain::dataflow(grain::annotate(name, std::forward<F>(f)), std::forward<A>(args)...)
-      .share();
+  return task_on(grain::executor{}, name, std::forward<F>(f), std::forward<A>(args)...);
 }
 
 void all_of(const std::vector<done>& v) {
@@ -188,11 +192,15 @@ cycle_futures driver::submit(const partitioning& parts, const std::vector<done>&
   const grain::collective_args args{static_cast<std::uint32_t>(n * o_.domains_per_locality),
                                     static_cast<std::int64_t>(generation)};
   grain::shared_future<dt_bounds> reduced;
+  // The material tasks end the cycle and feed the reduction that the next cycle's nodes wait
+  // for: ahead of the next cycle's forces, which become ready at the same time.
+  const grain::executor critical =
+      o_.critical_priority ? grain::executor{grain::priority::high} : grain::executor{};
   for (index_t p = 0; p < n; ++p) {
     std::vector<done> in = pick(kinematics, parts.face_neighbours(p));
     if (multi) in.push_back(ghosts);
-    auto bounds = task(
-        "lulesh-material",
+    auto bounds = task_on(
+        critical, "lulesh-material",
         [d, inj, pp, p](const clock_future& c, const std::vector<done>& in) {
           all_of(in);
           const clock_state s = c.get();
@@ -215,8 +223,8 @@ cycle_futures driver::submit(const partitioning& parts, const std::vector<done>&
   const options* o = &o_;
   std::uint64_t* last_end = &last_end_ns_;
   const index_t chunk = parts.chunk();
-  out.next = task(
-      "lulesh-clock",
+  out.next = task_on(
+      critical, "lulesh-clock",
       [d, o, last_end, chunk, n](const clock_future& c, const grain::shared_future<dt_bounds>& b) {
         const clock_state s = c.get();
         const dt_bounds mesh = b.get();

@@ -23,6 +23,10 @@ TEST_F(Lulesh, GrainTwoWorkers) {
   expect_reference(run("-s 10 --grain:threads=2"), s10_iterations, s10_energy);
 }
 
+TEST_F(Lulesh, GrainCriticalPathAtHighPriority) {
+  expect_reference(run("-s 10 --grain:threads=2 --priority=critical"), s10_iterations, s10_energy);
+}
+
 TEST_F(Lulesh, GrainFineAndCoarsePartitions) {
   // One element per task, and the whole domain in one task.
   expect_reference(run("-s 10 --grain:threads=2 --partition=1"), s10_iterations, s10_energy);
@@ -95,9 +99,10 @@ TEST_F(Lulesh, ProgressAndQuiet) {
 }
 
 TEST_F(Lulesh, BadInputIsRefused) {
-  for (const char* args : {"-s abc", "-s", "-s 0", "--variant=mpi", "--schedule=auto", "-x",
-                           "--inject=pareto", "--inject=uniform --inject-a=3 --inject-b=1",
-                           "--variant=omp --domains-per-locality=8", "--domains-per-locality=0"}) {
+  for (const char* args :
+       {"-s abc", "-s", "-s 0", "--variant=mpi", "--schedule=auto", "-x", "--inject=pareto",
+        "--inject=uniform --inject-a=3 --inject-b=1", "--variant=omp --domains-per-locality=8",
+        "--domains-per-locality=0", "--priority=max"}) {
     const report r = run(args);
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
     EXPECT_TRUE(contains(r.output, "grain-lulesh: ")) << r.output;
