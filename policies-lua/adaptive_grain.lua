@@ -6,6 +6,8 @@
 --            /threads/time/cumulative   Σt_exec: worker time inside tasks
 --            /threads/time/idle         time spent looking for work and finding none
 --            /threads/count/cumulative  n_t: tasks completed
+--            /threads/time/preempted    P: time workers waited for a CPU (when the kernel
+--                                       says; docs/counters.md, "Preemption")
 --            /threads/count/pending-accesses, -misses   (only reported in the reasons)
 --            /threads/count/active-workers              (until the start event says)
 --          and the application's step event (`trigger`, grain-stencil's "iteration"): the
@@ -39,6 +41,11 @@
 --         creating, queueing and switching to tasks)
 --   starvation = Δidle / ΔΣt_func               share of worker time without work (coarse
 --         grain: too few partitions to keep every worker busy)
+-- Where the kernel reports P (time/preempted), the window takes it out of the time outside
+-- tasks, O = ΔΣt_func - ΔΣt_exec, before these formulas (docs/counters.md, Eq. 1p, 3p, 3mp):
+-- O' = max(0, O - P); t_o = O' / Δn_t; idle-rate = O' / (ΔΣt_func - P); t_m and starvation
+-- keep their shares of O, scaled by O'/O, over ΔΣt_func - P. A worker preempted by another
+-- process is then neither management (coarsen) nor starvation (refine). Without P: as above.
 -- t_m in t* is the least seen over windows of at least `min_tasks` tasks; "costs that do not
 -- shrink with the grain" are allocations and futures, which the scheduler counts as execution
 -- (the paper sees them as wait time). With t_d = a * grain + b fitted on the last two grains
@@ -146,13 +153,22 @@ local function window_metrics(a, b)
   if dn <= 0 or dfunc <= 0 then return nil end
   local mgmt = math.max(0, dfunc - dexec - didle)
   local dacc = (b.acc or 0) - (a.acc or 0)
+  -- Preempted time out of the time outside tasks (Eq. 1p, 3p, 3mp), when the kernel says.
+  local outside, preempted = math.max(0, dfunc - dexec), nil
+  if a.pre and b.pre then
+    preempted = math.min(math.max(0, b.pre - a.pre), dfunc - 1)
+    local kept = outside > 0 and math.max(0, outside - preempted) / outside or 1
+    mgmt, didle = mgmt * kept, didle * kept
+    outside, dfunc = outside * kept, dfunc - preempted
+  end
   return {
     tasks = dn,
     t_d = dexec / dn,
-    t_o = (dfunc - dexec) / dn,
+    t_o = outside / dn,
     t_m = mgmt / dn,
-    idle_rate = (dfunc - dexec) / dfunc,
+    idle_rate = outside / dfunc,
     starvation = didle / dfunc,
+    preempted = preempted and preempted / (b.func - a.func) or nil,
     miss_rate = dacc > 0 and ((b.miss or 0) - (a.miss or 0)) / dacc or nil,
   }
 end
@@ -207,6 +223,7 @@ function M.start(given)
     r.n = grain.counter(prefix .. "count/cumulative")
     r.acc = grain.counter(prefix .. "count/pending-accesses")
     r.miss = grain.counter(prefix .. "count/pending-misses")
+    r.pre = grain.counter(prefix .. "time/preempted")   -- nil where the kernel does not say
     if not (r.func and r.exec and r.idle and r.n) then return nil end
     return r
   end
@@ -300,8 +317,9 @@ function M.start(given)
   -- The counters' verdict on the window that just ended at grain x: dir, factor, why.
   local function judge(x, m, full_step)
     local detail = string.format(
-        "t_d %s, t_m %s, t_o %s, idle-rate %.2f, starvation %.0f%%%s", fmt_time(m.t_d),
+        "t_d %s, t_m %s, t_o %s, idle-rate %.2f, starvation %.0f%%%s%s", fmt_time(m.t_d),
         fmt_time(m.t_m), fmt_time(m.t_o), m.idle_rate, 100 * m.starvation,
+        m.preempted and string.format(", preempted %.0f%% (left out)", 100 * m.preempted) or "",
         m.miss_rate and string.format(", pending misses %.0f%%", 100 * m.miss_rate) or "")
     -- t_m as measured over many tasks: windows of a few long tasks inflate it (wake-ups, the
     -- producer's work land on few tasks), which would make the target far too coarse.

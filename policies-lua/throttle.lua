@@ -2,9 +2,14 @@
 --
 -- Reads:   /threads{locality#R/pool#<pool>/total}/time/overall      sum(t_func), ns
 --          /threads{locality#R/pool#<pool>/total}/time/cumulative   sum(t_exec), ns
---          (their differences give the idle rate of the last period, Grubel et al. 2015,
---           Eq. 1: I_r = (Δsum(t_func) - Δsum(t_exec)) / Δsum(t_func); the /idle-rate counter
---           itself averages over the whole run and would react far too slowly)
+--          /threads{locality#R/pool#<pool>/total}/time/preempted    P: time its workers waited
+--                                                                   for a CPU (where the kernel
+--                                                                   says, docs/counters.md)
+--          (their differences give the idle rate of the last period without preempted time,
+--           docs/counters.md Eq. 1p: I_r = max(0, ΔΣt_func - ΔΣt_exec - ΔP) / (ΔΣt_func - ΔP),
+--           Grubel et al. 2015's Eq. 1 when P is unavailable; the /idle-rate counters average
+--           since the last reset and would react far too slowly. A worker that another process
+--           keeps off its CPU is not idle: without P it would look so, and be taken away.)
 -- Changes: pool.<pool>.workers (the elastic pool size; workers above it sleep)
 -- Why:     a pool whose workers mostly look for work wastes cores that other pools or other
 --          processes could use, and pays for the search (Grubel et al. 2015: the idle rate
@@ -36,21 +41,23 @@ function M.start(given)
   local knob = grain.knob("pool." .. cfg.pool .. ".workers")
   local max_workers = knob:info().max
   local prefix = "/threads{locality#" .. grain.locality .. "/pool#" .. cfg.pool .. "/total}/time/"
-  local last_func, last_exec
+  local last_func, last_exec, last_pre
   local idle_runs, busy_runs = 0, 0
 
   return grain.every(cfg.period_ms, function()
     local func = grain.counter(prefix .. "overall")
     local exec = grain.counter(prefix .. "cumulative")
+    local pre = grain.counter(prefix .. "preempted")   -- nil where the kernel does not say
     if not func or not exec then return end            -- no sample yet
     if last_func == nil or func < last_func then       -- first period, or counters reset
-      last_func, last_exec = func, exec
+      last_func, last_exec, last_pre = func, exec, pre
       return
     end
     local dfunc, dexec = func - last_func, exec - last_exec
-    last_func, last_exec = func, exec
-    if dfunc <= 0 then return end
-    local idle = (dfunc - dexec) / dfunc
+    local dpre = (pre and last_pre) and math.min(math.max(0, pre - last_pre), dfunc) or 0
+    last_func, last_exec, last_pre = func, exec, pre
+    if dfunc - dpre <= 0 then return end
+    local idle = math.max(0, dfunc - dexec - dpre) / (dfunc - dpre)
 
     if idle > cfg.high then
       idle_runs, busy_runs = idle_runs + 1, 0
