@@ -344,7 +344,11 @@ class threads_provider final : public counter_provider {
       case formula::involuntary_switches:
         if (!sched_delta_[i].switches_ok) return {0, false};
         return count(sched_delta_[i].involuntary);
-      default:
+      case formula::preempted:  // computed by unpreempted() above
+      case formula::idle_rate_unpreempted:
+      case formula::t_o_unpreempted:
+      case formula::t_m_unpreempted:
+      case formula::management_overhead_unpreempted:
         break;
     }
     return {0, false};
