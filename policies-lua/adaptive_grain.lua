@@ -45,7 +45,10 @@
 -- tasks, O = ΔΣt_func - ΔΣt_exec, before these formulas (docs/counters.md, Eq. 1p, 3p, 3mp):
 -- O' = max(0, O - P); t_o = O' / Δn_t; idle-rate = O' / (ΔΣt_func - P); t_m and starvation
 -- keep their shares of O, scaled by O'/O, over ΔΣt_func - P. A worker preempted by another
--- process is then neither management (coarsen) nor starvation (refine). Without P: as above.
+-- process is then neither management (coarsen) nor starvation (refine). A window whose P is
+-- more than `preempted_share` of O does not count for t_m (much of that wait fell inside
+-- tasks: a time slice ends wherever the worker is, and what is left of O says little); the
+-- plain t_m is used only while no window could count. Without P: as above.
 -- t_m in t* is the least seen over windows of at least `min_tasks` tasks; "costs that do not
 -- shrink with the grain" are allocations and futures, which the scheduler counts as execution
 -- (the paper sees them as wait time). With t_d = a * grain + b fitted on the last two grains
@@ -114,6 +117,9 @@ M.defaults = {
   hysteresis = 2,                 -- coarsen only below bound / hysteresis
   fixed_share = 0.75,             -- coarsening from one grain: share of t_d taken as fixed
   min_tasks = 8,                  -- tasks a snapshot window needs to be judged
+  preempted_share = 0.5,          -- a window's t_m counts while the time its workers waited
+                                  -- for a CPU (time/preempted) is at most this share of the
+                                  -- time outside tasks
   -- When to refine.
   starvation_high = 0.15,         -- refine above this starvation share of worker time ...
   confirm = 2,                    -- ... in this many snapshot windows in a row
@@ -154,10 +160,11 @@ local function window_metrics(a, b)
   local mgmt = math.max(0, dfunc - dexec - didle)
   local dacc = (b.acc or 0) - (a.acc or 0)
   -- Preempted time out of the time outside tasks (Eq. 1p, 3p, 3mp), when the kernel says.
-  local outside, preempted = math.max(0, dfunc - dexec), nil
+  local outside, preempted, kept = math.max(0, dfunc - dexec), nil, 1
+  local t_m_plain = mgmt / dn
   if a.pre and b.pre then
     preempted = math.min(math.max(0, b.pre - a.pre), dfunc - 1)
-    local kept = outside > 0 and math.max(0, outside - preempted) / outside or 1
+    kept = outside > 0 and math.max(0, outside - preempted) / outside or 1
     mgmt, didle = mgmt * kept, didle * kept
     outside, dfunc = outside * kept, dfunc - preempted
   end
@@ -166,6 +173,8 @@ local function window_metrics(a, b)
     t_d = dexec / dn,
     t_o = outside / dn,
     t_m = mgmt / dn,
+    t_m_plain = t_m_plain,
+    kept = kept,   -- share of O left after taking P out
     idle_rate = outside / dfunc,
     starvation = didle / dfunc,
     preempted = preempted and preempted / (b.func - a.func) or nil,
@@ -179,6 +188,8 @@ function M.start(given)
   assert(cfg.starvation_high > 0 and cfg.starvation_high < 1,
          "adaptive_grain: starvation_high must be in (0, 1)")
   assert(cfg.max_factor > 1 and cfg.min_factor > 1, "adaptive_grain: factors must be > 1")
+  assert(cfg.preempted_share >= 0 and cfg.preempted_share <= 1,
+         "adaptive_grain: preempted_share must be in [0, 1]")
 
   local knob = grain.knob(cfg.knob)
   local info = knob:info()
@@ -324,8 +335,15 @@ function M.start(given)
     -- t_m as measured over many tasks: windows of a few long tasks inflate it (wake-ups, the
     -- producer's work land on few tasks), which would make the target far too coarse.
     -- Without such a window yet, t_m does not count (a few long tasks are no overhead problem).
-    if m.tasks >= cfg.min_tasks then st.tm_min = math.min(st.tm_min or m.t_m, m.t_m) end
-    local t_m = st.tm_min or 0
+    -- Preempted time taken out (Eq. 3mp) where the window can tell it from management; the
+    -- plain t_m only while no window could.
+    if m.tasks >= cfg.min_tasks then
+      if m.kept >= 1 - cfg.preempted_share then
+        st.tm_min = math.min(st.tm_min or m.t_m, m.t_m)
+      end
+      st.tm_plain = math.min(st.tm_plain or m.t_m_plain, m.t_m_plain)
+    end
+    local t_m = st.tm_min or st.tm_plain or 0
     local floor = math.max(cfg.lambda * t_m, cfg.min_task_ns)
     -- Fewer partitions than workers can use: starved by construction (the coarse end of
     -- Grubel et al. 2015), whatever one window's idle time says, and never a reason to

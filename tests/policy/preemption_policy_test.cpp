@@ -68,10 +68,10 @@ std::size_t decisions_on(const std::string& knob, std::size_t from) {
   return n;
 }
 
-// Tasks of 100 µs with 1.5 µs of management each, on workers that also waited 10 µs per task
-// for a CPU outside task code. Read as management, t_m = 11.5 µs and 100 t_m > 2 t_d: coarsen.
-// Without the wait, t_m = 1.5 µs and the grain is in the efficient region: hold.
-std::size_t adaptive_grain_moves(const std::string& knob_name, bool preempted_known) {
+// Tasks of 100 µs with 1.6 µs of management each, on workers that also waited 1.4 µs per task
+// for a CPU outside task code. Read as management, t_m = 3 µs and 100 t_m > 2 t_d: coarsen.
+// Without the wait (Eq. 3mp), t_m = 1.6 µs and the grain is in the efficient region: hold.
+std::size_t adaptive_grain_moves(const std::string& knob_name, double preempted_per_task) {
   grain::knob& k = grain::knobs().define_int(knob_name, 10, 10'000'000, 100'000, "nx");
   const auto from = grain::knobs().decisions().size();
   engine e;
@@ -80,7 +80,7 @@ std::size_t adaptive_grain_moves(const std::string& knob_name, bool preempted_kn
   feed f(e, "locality#0/total");
   for (int i = 0; i < 4; ++i) {
     const double n = 1000;
-    f.window(n, n * 100e3, n * 11.5e3, 0, preempted_known ? n * 10e3 : -1);
+    f.window(n, n * 100e3, n * 3e3, 0, preempted_per_task < 0 ? -1 : n * preempted_per_task);
     f.step(static_cast<double>(k.int_value()), 60e6);
     e.pump();
   }
@@ -88,10 +88,14 @@ std::size_t adaptive_grain_moves(const std::string& knob_name, bool preempted_kn
 }
 
 TEST(PreemptionPolicies, AdaptiveGrainDoesNotCoarsenOnPreemptedTime) {
-  EXPECT_EQ(adaptive_grain_moves("test.pp.grain.known", true), 0u)
+  EXPECT_EQ(adaptive_grain_moves("test.pp.grain.known", 1.4e3), 0u)
       << "the wait for a CPU is not management: the grain is efficient";
-  EXPECT_GE(adaptive_grain_moves("test.pp.grain.unknown", false), 1u)
+  EXPECT_GE(adaptive_grain_moves("test.pp.grain.unknown", -1), 1u)
       << "without time/preempted the policy reads the wait as management, as before";
+  // A wait longer than half the time outside tasks (preempted_share) leaves too little to
+  // judge management by: the plain t_m, as without the counter.
+  EXPECT_GE(adaptive_grain_moves("test.pp.grain.most", 2.9e3), 1u)
+      << "a window that is mostly wait does not count for t_m";
 }
 
 // A pool of 4 whose workers spend 100 ms of each 400 ms in tasks and 250 ms waiting for a CPU
