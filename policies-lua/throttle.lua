@@ -2,14 +2,11 @@
 --
 -- Reads:   /threads{locality#R/pool#<pool>/total}/time/overall      sum(t_func), ns
 --          /threads{locality#R/pool#<pool>/total}/time/cumulative   sum(t_exec), ns
---          /threads{locality#R/pool#<pool>/total}/time/preempted    P: time its workers waited
---                                                                   for a CPU (where the kernel
---                                                                   says, docs/counters.md)
---          (their differences give the idle rate of the last period without preempted time,
---           docs/counters.md Eq. 1p: I_r = max(0, ΔΣt_func - ΔΣt_exec - ΔP) / (ΔΣt_func - ΔP),
---           Grubel et al. 2015's Eq. 1 when P is unavailable; the /idle-rate counters average
---           since the last reset and would react far too slowly. A worker that another process
---           keeps off its CPU is not idle: without P it would look so, and be taken away.)
+--          /threads{locality#R/pool#<pool>/total}/time/preempted    P, ns waiting for a CPU
+--          (their differences give the idle rate of the last period, docs/counters.md Eq. 1p:
+--           (ΔΣt_func - ΔΣt_exec - ΔP) / (ΔΣt_func - ΔP), Grubel et al. 2015's Eq. 1 where the
+--           kernel gives no P: a worker kept off its CPU by another process is not idle; the
+--           /idle-rate counters average since the last reset and would react far too slowly)
 -- Changes: pool.<pool>.workers (the elastic pool size; workers above it sleep)
 -- Why:     a pool whose workers mostly look for work wastes cores that other pools or other
 --          processes could use, and pays for the search (Grubel et al. 2015: the idle rate
