@@ -73,7 +73,10 @@ mailbox& box() {
   return b;
 }
 
-void deliver(std::uint32_t what, std::uint64_t cycle, int from, int to, std::vector<real> values) {
+// The action every halo parcel calls (named for --grain:coalescing=lulesh_halo and its knobs
+// coalescing.lulesh_halo.*).
+void lulesh_halo(std::uint32_t what, std::uint64_t cycle, int from, int to,
+                 std::vector<real> values) {
   box().deliver(what, cycle, from, to, std::move(values));
 }
 
@@ -168,7 +171,7 @@ void halo::send(const domain& d, exchange what, std::uint64_t cycle) const {
         break;
     }
     grain::post(grain::locality(static_cast<std::uint32_t>(n->id / per_locality_)),
-                grain::action<&deliver>{}, static_cast<std::uint32_t>(what), cycle, id_, n->id,
+                grain::action<&lulesh_halo>{}, static_cast<std::uint32_t>(what), cycle, id_, n->id,
                 std::move(v));
   }
 }

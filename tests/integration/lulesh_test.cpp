@@ -131,6 +131,13 @@ TEST_F(Lulesh, EightLocalitiesOfEightDomains) {
   ASSERT_EQ(serial.status, 0) << serial.output;
   EXPECT_EQ(cube.iterations, 30);
   EXPECT_NEAR(cube.energy, serial.energy, 1e-9 * serial.energy) << cube.output;
+  // The halo parcels coalesced: several domains of a locality send to the same one.
+  const report coalesced = run_command_report(
+      mpirun + program +
+      " -s 5 -i 30 --grain:threads=1 --domains-per-locality=8 --grain:coalescing=lulesh_halo");
+  ASSERT_EQ(coalesced.status, 0) << coalesced.output;
+  EXPECT_EQ(coalesced.iterations, 30);
+  EXPECT_NEAR(coalesced.energy, serial.energy, 1e-9 * serial.energy) << coalesced.output;
 }
 
 TEST_F(Lulesh, LocalitiesMustMakeACube) {
