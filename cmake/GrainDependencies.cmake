@@ -1,20 +1,25 @@
 # Every dependency comes from a Debian package (scripts/setup installs them).
 find_package(Threads REQUIRED)
 find_package(Boost 1.74 REQUIRED COMPONENTS context)
-# Optional: PAPI (hardware counters). ON when pkg-config finds it, unless set; with OFF the
-# build does not need libpapi-dev and --grain:papi says that PAPI is not built in.
-if(NOT DEFINED GRAIN_WITH_PAPI)
-  find_package(PkgConfig QUIET)
-  set(grain_papi_default OFF)
-  if(PKG_CONFIG_FOUND)
-    pkg_check_modules(grain_papi_probe QUIET papi)
-    if(grain_papi_probe_FOUND)
-      set(grain_papi_default ON)
+# Optional dependencies: ON when pkg-config finds the module, unless set. Without PAPI,
+# --grain:papi says PAPI is not built in; without hwloc the topology comes from Linux's /sys
+# (the NUMA mappings are refused). The installed config and grain.pc follow the choice.
+macro(grain_optional_module var module description)
+  if(NOT DEFINED ${var})
+    find_package(PkgConfig QUIET)
+    set(grain_optional_default OFF)
+    if(PKG_CONFIG_FOUND)
+      pkg_check_modules(grain_probe_${module} QUIET ${module})
+      if(grain_probe_${module}_FOUND)
+        set(grain_optional_default ON)
+      endif()
     endif()
+    option(${var} "${description} (default: ON when pkg-config finds ${module})"
+      ${grain_optional_default})
   endif()
-  option(GRAIN_WITH_PAPI "PAPI hardware counters (default: ON when pkg-config finds papi)"
-    ${grain_papi_default})
-endif()
+endmacro()
+grain_optional_module(GRAIN_WITH_PAPI papi "PAPI hardware counters")
+grain_optional_module(GRAIN_WITH_HWLOC hwloc "hwloc for the machine's topology")
 include(GrainPkgConfigModules)
 grain_find_pkg_modules(REQUIRED)
 find_package(spdlog REQUIRED)

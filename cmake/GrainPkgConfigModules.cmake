@@ -4,13 +4,16 @@
 # prefix keeps them apart from a user's own PkgConfig:: targets (say, another Lua).
 #
 # Each entry: target prefix, pkg-config module, Debian package. grain.pc requires the same.
-set(grain_pkg_modules "grain_hwloc:hwloc:libhwloc-dev" "grain_otf2:otf2:libopen-trace-format2-dev"
-                      "grain_lua:lua5.4:liblua5.4-dev"
+set(grain_pkg_modules "grain_otf2:otf2:libopen-trace-format2-dev" "grain_lua:lua5.4:liblua5.4-dev"
                       "grain_xxhash:libxxhash:libxxhash-dev" "grain_zlib:zlib:zlib1g-dev"
                       "grain_httplib:cpp-httplib:libcpp-httplib-dev")
-# PAPI is optional (GRAIN_WITH_PAPI, GrainDependencies.cmake; the installed config sets it).
+# PAPI and hwloc are optional (GRAIN_WITH_PAPI, GRAIN_WITH_HWLOC: GrainDependencies.cmake; the
+# installed config sets them).
 if(GRAIN_WITH_PAPI)
   list(APPEND grain_pkg_modules "grain_papi:papi:libpapi-dev")
+endif()
+if(GRAIN_WITH_HWLOC)
+  list(APPEND grain_pkg_modules "grain_hwloc:hwloc:libhwloc-dev")
 endif()
 # MPI through pkg-config too: FindMPI's MPI::MPI_C needs the C language enabled in the user's
 # project, pkg-config does not.

@@ -82,6 +82,8 @@ void runtime_core::start(std::vector<std::unique_ptr<extension>> exts) {
   } else {
     try {
       cfg.mapping = parse_thread_mapping(bind);
+      // A mapping this topology cannot give (a NUMA one without hwloc) is the option's error.
+      (void)topo_->place(cfg.pools, cfg.mapping);
     } catch (const std::invalid_argument& e) {
       throw option_error(std::string("--grain:bind: ") + e.what());
     }

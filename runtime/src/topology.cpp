@@ -1,12 +1,11 @@
-// Machine topology through hwloc, and the thread mappings (compact, scatter, balanced,
-// numa-balanced, numa-balanced-mtp) that decide which PU each worker of each pool is bound to.
+// Machine topology (hwloc, or /sys without it: topology_source.hpp), and the thread mappings
+// (compact, scatter, balanced, numa-balanced, numa-balanced-mtp) that decide which PU each worker
+// of each pool is bound to.
 // See docs/thread-mapping.md for the mappings with examples.
 //
 // The placement is pure data computed from pus(), so it can be checked on synthetic or XML
 // topologies of machines we do not have; only bind_this_thread() touches the real machine.
 #include "grain/topology.hpp"
-
-#include <hwloc.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -17,6 +16,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "topology_source.hpp"
 
 namespace grain {
 
@@ -315,100 +316,7 @@ std::vector<unsigned> numa_balanced_mtp(const std::vector<pu_info>& pus,
 // ----------------------------------------------------------------------------------------
 
 struct topology::impl {
-  hwloc_topology_t topo = nullptr;
-  std::vector<pu_info> pus;
-  std::vector<hwloc_obj_t> pu_objs;
-  unsigned n_numa = 1;
-  unsigned n_packages = 1;
-  unsigned n_cores = 0;
-  bool this_machine = false;
-  unsigned total_pus = 0;  // restricted to the process's CPU binding: the machine's PUs; else 0
-
-  impl() {
-    if (hwloc_topology_init(&topo) != 0) {
-      throw std::runtime_error("grain::topology: hwloc_topology_init failed");
-    }
-  }
-  impl(const impl&) = delete;
-  impl& operator=(const impl&) = delete;
-  ~impl() {
-    if (topo) {
-      hwloc_topology_destroy(topo);
-    }
-  }
-
-  // The PUs this process may run on (mpirun, taskset, Slurm and numactl bind processes): the
-  // topology keeps only those, as hwloc's HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING would.
-  // Without this, two ranks bound to cores 0 and 1 would both pin their first worker to PU 0.
-  void restrict_to_process_binding() {
-    hwloc_bitmap_t bound = hwloc_bitmap_alloc();
-    if (!bound) return;
-    const hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(topo);
-    if (hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) == 0 &&
-        hwloc_bitmap_intersects(bound, all) && !hwloc_bitmap_isincluded(all, bound)) {
-      const int all_pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-      if (hwloc_topology_restrict(topo, bound, 0) == 0) total_pus = static_cast<unsigned>(all_pus);
-    }
-    hwloc_bitmap_free(bound);
-  }
-
-  void load(const std::string& what, bool restrict_to_binding = false) {
-    if (hwloc_topology_load(topo) != 0) {
-      throw std::runtime_error("grain::topology: cannot load " + what + ": " +
-                               std::strerror(errno));
-    }
-    this_machine = hwloc_topology_is_thissystem(topo) != 0;
-    if (restrict_to_binding && this_machine) restrict_to_process_binding();
-
-    const int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-    const int nnuma = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-    const int npack = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
-    const int ncore = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-    if (npu <= 0) {
-      throw std::runtime_error("grain::topology: " + what + " has no PU");
-    }
-    n_numa = static_cast<unsigned>(std::max(1, nnuma));
-    n_packages = static_cast<unsigned>(std::max(1, npack));
-
-    bool pu_without_core = false;
-    for (int i = 0; i < npu; ++i) {
-      hwloc_obj_t pu = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, static_cast<unsigned>(i));
-      pu_info info{};
-      info.os_index = pu->os_index;
-      hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, pu);
-      if (core) {
-        info.core = core->logical_index;
-      } else {  // no core objects (e.g. "pack:2 pu:4"): every PU is its own core
-        info.core = static_cast<unsigned>(std::max(0, ncore)) + pu->logical_index;
-        pu_without_core = true;
-      }
-      hwloc_obj_t pack = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, pu);
-      info.package = pack ? pack->logical_index : 0;
-      // The first (lowest logical index) NUMA node whose cpuset holds the PU: its local
-      // memory. Several nodes may share a cpuset (DDR + HBM); the first one is taken.
-      info.numa = 0;
-      for (int n = 0; n < nnuma; ++n) {
-        hwloc_obj_t node =
-            hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(n));
-        if (node->cpuset && hwloc_bitmap_isset(node->cpuset, pu->os_index)) {
-          info.numa = node->logical_index;
-          break;
-        }
-      }
-      pus.push_back(info);
-      pu_objs.push_back(pu);
-    }
-    if (pu_without_core) {
-      std::vector<unsigned> cores;
-      for (const auto& p : pus) {
-        cores.push_back(p.core);
-      }
-      std::sort(cores.begin(), cores.end());
-      n_cores = static_cast<unsigned>(std::unique(cores.begin(), cores.end()) - cores.begin());
-    } else {
-      n_cores = static_cast<unsigned>(ncore);
-    }
-  }
+  std::unique_ptr<detail::topology_source> src;
 };
 
 topology::topology(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
@@ -416,54 +324,58 @@ topology::topology(topology&&) noexcept = default;
 topology& topology::operator=(topology&&) noexcept = default;
 topology::~topology() = default;
 
+// GRAIN_WITH_HWLOC is given to this file (runtime/CMakeLists.txt).
 topology topology::load(process_binding binding) {
-  auto p = std::make_unique<impl>();
-  // hwloc itself honours HWLOC_SYNTHETIC / HWLOC_XMLFILE.
-  p->load("this machine's topology", binding == process_binding::honour);
-  return topology(std::move(p));
+  const bool restrict_to_binding = binding == process_binding::honour;
+#if GRAIN_WITH_HWLOC
+  return topology(std::make_unique<impl>(impl{detail::hwloc_this_machine(restrict_to_binding)}));
+#else
+  return topology(std::make_unique<impl>(impl{detail::sys_this_machine(restrict_to_binding)}));
+#endif
 }
 
 topology topology::synthetic(std::string_view description) {
-  auto p = std::make_unique<impl>();
-  const std::string desc(description);
-  if (hwloc_topology_set_synthetic(p->topo, desc.c_str()) != 0) {
-    throw std::invalid_argument("grain::topology: invalid synthetic topology '" + desc +
-                                "' (hwloc syntax, e.g. \"pack:2 numa:2 core:4 pu:1\")");
-  }
-  p->load("synthetic topology '" + desc + "'");
-  return topology(std::move(p));
+#if GRAIN_WITH_HWLOC
+  return topology(std::make_unique<impl>(impl{detail::hwloc_synthetic(std::string(description))}));
+#else
+  return topology(std::make_unique<impl>(impl{detail::parsed_synthetic(std::string(description))}));
+#endif
 }
 
 topology topology::from_xml(const std::string& path) {
-  auto p = std::make_unique<impl>();
-  if (hwloc_topology_set_xml(p->topo, path.c_str()) != 0) {
-    throw std::runtime_error("grain::topology: cannot read XML topology '" + path +
-                             "': " + std::strerror(errno));
-  }
-  p->load("XML topology '" + path + "'");
-  return topology(std::move(p));
+#if GRAIN_WITH_HWLOC
+  return topology(std::make_unique<impl>(impl{detail::hwloc_xml(path)}));
+#else
+  throw std::runtime_error("grain::topology: cannot read XML topology '" + path +
+                           "': grain was built without hwloc (GRAIN_WITH_HWLOC=OFF)");
+#endif
 }
 
 const std::vector<pu_info>& topology::pus() const noexcept {
-  return impl_->pus;
+  return impl_->src->pus;
 }
 unsigned topology::num_numa() const noexcept {
-  return impl_->n_numa;
+  return impl_->src->n_numa;
 }
 unsigned topology::num_packages() const noexcept {
-  return impl_->n_packages;
+  return impl_->src->n_packages;
 }
 unsigned topology::num_cores() const noexcept {
-  return impl_->n_cores;
+  return impl_->src->n_cores;
 }
 bool topology::is_this_machine() const noexcept {
-  return impl_->this_machine;
+  return impl_->src->this_machine;
 }
 bool topology::restricted_to_process_binding() const noexcept {
-  return impl_->total_pus != 0;
+  return impl_->src->total_pus != 0;
 }
 
 placement topology::place(const std::vector<pool_request>& pools, thread_mapping mapping) const {
+  if (!impl_->src->numa_known &&
+      (mapping == thread_mapping::numa_balanced || mapping == thread_mapping::numa_balanced_mtp))
+    throw std::invalid_argument("grain::topology::place: the mapping " + to_string(mapping) +
+                                " needs the NUMA nodes, which grain reads with hwloc, and this "
+                                "grain was built without it (GRAIN_WITH_HWLOC=OFF)");
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < pools.size(); ++i) {
     if (pools[i].workers == 0) {
@@ -486,7 +398,7 @@ placement topology::place(const std::vector<pool_request>& pools, thread_mapping
                                 " workers is too many");
   }
 
-  const auto& all = impl_->pus;
+  const auto& all = impl_->src->pus;
   const unsigned n = static_cast<unsigned>(total);
   const unsigned npu = static_cast<unsigned>(all.size());
 
@@ -534,11 +446,7 @@ placement topology::place(const std::vector<pool_request>& pools, thread_mapping
 }
 
 bool topology::bind_this_thread(unsigned pu) const {
-  if (!impl_->this_machine || pu >= impl_->pu_objs.size()) {
-    return false;
-  }
-  const hwloc_obj_t obj = impl_->pu_objs[pu];
-  return hwloc_set_cpubind(impl_->topo, obj->cpuset, HWLOC_CPUBIND_THREAD) == 0;
+  return impl_->src->bind_this_thread(pu);
 }
 
 std::string topology::describe() const {
@@ -547,9 +455,9 @@ std::string topology::describe() const {
   };
   return count(num_packages(), "package", "packages") + ", " +
          count(num_numa(), "NUMA node", "NUMA nodes") + ", " + count(num_cores(), "core", "cores") +
-         ", " + count(impl_->pus.size(), "PU", "PUs") +
-         (impl_->total_pus != 0
-              ? " (of " + std::to_string(impl_->total_pus) + ": the process's CPU binding)"
+         ", " + count(impl_->src->pus.size(), "PU", "PUs") +
+         (impl_->src->total_pus != 0
+              ? " (of " + std::to_string(impl_->src->total_pus) + ": the process's CPU binding)"
               : "");
 }
 
