@@ -102,12 +102,16 @@ def test_counter_names():
 def test_pip_installs_the_package(tmp_path):
     """pip install ./python into a venv (the system's pandas through --system-site-packages),
     then the package imports from outside the source tree."""
+    import shutil
+    src = tmp_path / "src"  # pip builds in the folder it is given: a copy keeps the tree clean
+    shutil.copytree(os.path.join(SRC, "python"), src,
+                    ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
                    check=True)
     py = str(venv / "bin" / "python")
     p = subprocess.run([py, "-m", "pip", "install", "--no-build-isolation", "--no-deps",
-                        "--quiet", os.path.join(SRC, "python")],
+                        "--quiet", str(src)],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert p.returncode == 0, p.stdout
     p = subprocess.run([py, "-c", "import grain_analysis as ga; print(ga.__file__)"],
