@@ -3,7 +3,8 @@ find_package(Threads REQUIRED)
 find_package(Boost 1.74 REQUIRED COMPONENTS context)
 # Optional dependencies: ON when pkg-config finds the module, unless set. Without PAPI,
 # --grain:papi says PAPI is not built in; without hwloc the topology comes from Linux's /sys
-# (the NUMA mappings are refused). The installed config and grain.pc follow the choice.
+# (the NUMA mappings are refused); without OTF2 traces are Perfetto's or Chrome's format. The
+# installed config and grain.pc follow the choice.
 macro(grain_optional_module var module description)
   if(NOT DEFINED ${var})
     find_package(PkgConfig QUIET)
@@ -20,6 +21,7 @@ macro(grain_optional_module var module description)
 endmacro()
 grain_optional_module(GRAIN_WITH_PAPI papi "PAPI hardware counters")
 grain_optional_module(GRAIN_WITH_HWLOC hwloc "hwloc for the machine's topology")
+grain_optional_module(GRAIN_WITH_OTF2 otf2 "OTF2 traces (without: Perfetto and Chrome JSON)")
 include(GrainPkgConfigModules)
 grain_find_pkg_modules(REQUIRED)
 find_package(spdlog REQUIRED)

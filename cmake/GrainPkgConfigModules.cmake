@@ -4,16 +4,19 @@
 # prefix keeps them apart from a user's own PkgConfig:: targets (say, another Lua).
 #
 # Each entry: target prefix, pkg-config module, Debian package. grain.pc requires the same.
-set(grain_pkg_modules "grain_otf2:otf2:libopen-trace-format2-dev" "grain_lua:lua5.4:liblua5.4-dev"
+set(grain_pkg_modules "grain_lua:lua5.4:liblua5.4-dev"
                       "grain_xxhash:libxxhash:libxxhash-dev" "grain_zlib:zlib:zlib1g-dev"
                       "grain_httplib:cpp-httplib:libcpp-httplib-dev")
-# PAPI and hwloc are optional (GRAIN_WITH_PAPI, GRAIN_WITH_HWLOC: GrainDependencies.cmake; the
+# PAPI, hwloc and OTF2 are optional (GRAIN_WITH_*: GrainDependencies.cmake; the
 # installed config sets them).
 if(GRAIN_WITH_PAPI)
   list(APPEND grain_pkg_modules "grain_papi:papi:libpapi-dev")
 endif()
 if(GRAIN_WITH_HWLOC)
   list(APPEND grain_pkg_modules "grain_hwloc:hwloc:libhwloc-dev")
+endif()
+if(GRAIN_WITH_OTF2)
+  list(APPEND grain_pkg_modules "grain_otf2:otf2:libopen-trace-format2-dev")
 endif()
 # MPI through pkg-config too: FindMPI's MPI::MPI_C needs the C language enabled in the user's
 # project, pkg-config does not.

@@ -60,9 +60,15 @@ class trace_extension final : public extension {
   }
 
   void configure(const options& o, runtime_core& rt) override {
-    const std::string fmt = o.get("trace-format", "otf2");
+    // Without OTF2 (CMake GRAIN_WITH_OTF2=OFF) Perfetto's format is the default.
+    const std::string fmt = o.get("trace-format", GRAIN_WITH_OTF2 ? "otf2" : "perfetto");
     trace_format f;
-    if (fmt == "otf2")
+    if (fmt == "otf2" && !GRAIN_WITH_OTF2)
+      throw option_error(
+          "--grain:trace-format=otf2: OTF2 is not built in: grain was configured without it "
+          "(GRAIN_WITH_OTF2=OFF; install libopen-trace-format2-dev and configure again); use "
+          "perfetto, chrome or chrome.gz");
+    else if (fmt == "otf2")
       f = trace_format::otf2;
     else if (fmt == "perfetto")
       f = trace_format::perfetto;

@@ -8,6 +8,7 @@
 // are tied to rank 0's by offsets measured at the start and at the end. The archive's layout is
 // otf2_layout.hpp's, its definitions otf2_definitions.cpp's, OTF2's error and memory callbacks
 // otf2_io.cpp's.
+#if GRAIN_WITH_OTF2  // CMake GRAIN_WITH_OTF2; the stub below otherwise
 #include <spdlog/spdlog.h>
 
 #include <otf2/OTF2_Pthread_Locks.h>
@@ -498,3 +499,15 @@ std::unique_ptr<backend> make_otf2_backend(session_core& s) {
 }
 
 }  // namespace grain::instrumentation::trace_detail
+
+#else  // without OTF2 the --grain:trace-format option refuses otf2 before a session starts
+#include <stdexcept>
+
+#include "backend.hpp"
+
+namespace grain::instrumentation::trace_detail {
+std::unique_ptr<backend> make_otf2_backend(session_core&) {
+  throw std::logic_error("grain: OTF2 is not built in (GRAIN_WITH_OTF2=OFF)");
+}
+}  // namespace grain::instrumentation::trace_detail
+#endif  // GRAIN_WITH_OTF2

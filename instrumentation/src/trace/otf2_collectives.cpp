@@ -1,5 +1,6 @@
 // OTF2 collective callbacks over a trace_group (otf2_collectives.hpp). OTF2 counts in
 // elements of an OTF2_Type; the group moves bytes.
+#if GRAIN_WITH_OTF2  // CMake GRAIN_WITH_OTF2; without it nothing here is built
 #include "otf2_collectives.hpp"
 
 #include <exception>
@@ -126,3 +127,5 @@ bool all_ranks_agree(trace_group& group, bool mine) {
 }
 
 }  // namespace grain::instrumentation::trace_detail
+
+#endif  // GRAIN_WITH_OTF2

@@ -1,6 +1,7 @@
 // The definitions of a finished archive: the ranks' exchange, the mapping tables, and the global
 // definitions rank 0 writes (system tree, locations, regions, attributes, metrics, the parcels'
 // communicator).
+#if GRAIN_WITH_OTF2  // CMake GRAIN_WITH_OTF2; without it nothing here is built
 #include "otf2_definitions.hpp"
 
 #include <algorithm>
@@ -239,3 +240,5 @@ void write_global_definitions(OTF2_GlobalDefWriter* g, const session_core& s,
 }
 
 }  // namespace grain::instrumentation::trace_detail
+
+#endif  // GRAIN_WITH_OTF2

@@ -1,5 +1,6 @@
 // OTF2's error messages while grain writes an archive, and the flush and memory callbacks that
 // keep a failed write (a full disk) from crashing OTF2 at close.
+#if GRAIN_WITH_OTF2  // CMake GRAIN_WITH_OTF2; without it nothing here is built
 #include "otf2_io.hpp"
 
 #include <cstdarg>
@@ -133,3 +134,5 @@ const OTF2_MemoryCallbacks* otf2_memory_callbacks() {
 }
 
 }  // namespace grain::instrumentation::trace_detail
+
+#endif  // GRAIN_WITH_OTF2

@@ -1,5 +1,6 @@
 // The OTF2 pass shared by read_otf2 and grain-trace-read (see otf2_walk.hpp): OTF2's C callbacks
 // forward to the consumer, with strings and attribute names resolved.
+#if GRAIN_WITH_OTF2  // CMake GRAIN_WITH_OTF2; without it nothing here is built
 #include "otf2_walk.hpp"
 
 #include <cstdlib>
@@ -264,3 +265,5 @@ void walker::walk(const std::string& anchor, consumer& cons) {
 }
 
 }  // namespace grain::instrumentation::otf2_walk
+
+#endif  // GRAIN_WITH_OTF2

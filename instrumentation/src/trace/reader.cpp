@@ -3,9 +3,12 @@
 #include <stdexcept>
 
 #include "grain/instrumentation/trace_reader.hpp"
+#if GRAIN_WITH_OTF2  // CMake GRAIN_WITH_OTF2
 #include "otf2_walk.hpp"
+#endif
 
 namespace grain::instrumentation {
+#if GRAIN_WITH_OTF2
 namespace {
 
 const char* role_name(OTF2_RegionRole r) {
@@ -150,6 +153,7 @@ class in_memory final : public otf2_walk::consumer {
 };
 
 }  // namespace
+#endif  // GRAIN_WITH_OTF2
 
 std::optional<std::uint64_t> otf2_attribute::as_uint() const {
   if (auto* u = std::get_if<std::uint64_t>(&value)) return *u;
@@ -178,9 +182,15 @@ const otf2_location* otf2_trace::location(std::string_view name) const {
 }
 
 otf2_trace read_otf2(const std::string& anchor) {
+#if GRAIN_WITH_OTF2
   in_memory m;
   otf2_walk::walker().walk(anchor, m);
   return std::move(m.t);
+#else
+  throw std::runtime_error(
+      "cannot read " + anchor +
+      ": OTF2 is not built in (grain was configured with GRAIN_WITH_OTF2=OFF)");
+#endif
 }
 
 }  // namespace grain::instrumentation
