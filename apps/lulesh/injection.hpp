@@ -1,7 +1,8 @@
 #pragma once
-// Load injection into the six loops of the step that take the most time (seed 004 section
-// V): LULESH 2.0's stress integration and hourglass control (in element_forces), kinematics
-// and q gradients (element_kinematics), monotonic q and EOS (element_material). Each
+// Load injection into the six loops of the step that take the most time (Wickramasinghe et
+// al. 2017, section V): LULESH 2.0's stress integration and hourglass control (in
+// element_forces), kinematics and q gradients (element_kinematics), monotonic q and EOS
+// (element_material). Each
 // partition of each of those loops spins its drawn amount of the work quantum before its
 // share of the loop, so a variant's partitions carry the same amounts whatever runs them; the
 // amounts come from grain-collectives-bench's load-injection library (one draw per
