@@ -211,7 +211,7 @@ std::unique_ptr<collective_network> make_mpi_collective_network(detail::spinlock
 #else
 
 namespace grain::distributed {
-std::unique_ptr<collective_network> make_mpi_collective_network(std::mutex&) {
+std::unique_ptr<collective_network> make_mpi_collective_network(detail::spinlock&) {
   return nullptr;
 }
 }  // namespace grain::distributed

@@ -148,7 +148,7 @@ std::unique_ptr<instrumentation::trace_group> make_mpi_trace_group(detail::spinl
 #else
 
 namespace grain::distributed {
-std::unique_ptr<instrumentation::trace_group> make_mpi_trace_group(std::mutex&) {
+std::unique_ptr<instrumentation::trace_group> make_mpi_trace_group(detail::spinlock&) {
   return nullptr;
 }
 }  // namespace grain::distributed
