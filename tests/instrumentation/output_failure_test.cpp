@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/temp_files.hpp"
 #include "grain/grain.hpp"
 #include "grain/options.hpp"
 
@@ -25,18 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path fresh_dir(const std::string& tag) {
-  const fs::path d =
-      fs::temp_directory_path() / ("grain-outfail-" + tag + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  return grain::test::fresh_dir("outfail", tag);
 }
 
 // Runs a one-worker program with `options` in a child process whose stdout and stderr go to

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/temp_files.hpp"
 #include "grain/grain.hpp"
 #include "grain/options.hpp"
 
@@ -21,18 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path fresh_dir(const std::string& tag) {
-  const fs::path d =
-      fs::temp_directory_path() / ("grain-summary-" + tag + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  return grain::test::fresh_dir("summary", tag);
 }
 
 void expect_option_error(const std::string& summary, const std::string& says) {

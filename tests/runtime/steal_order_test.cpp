@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/scoped_env.hpp"
 #include "common/spin.hpp"
 #include "grain/async.hpp"
 #include "grain/knob.hpp"
@@ -18,25 +19,7 @@ namespace {
 
 using grain::test::start_runtime;
 
-class scoped_env {
- public:
-  scoped_env(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~scoped_env() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  scoped_env(const scoped_env&) = delete;
-  scoped_env& operator=(const scoped_env&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using grain::test::scoped_env;
 
 std::uint64_t steals(grain::runtime_core& rt) {
   std::uint64_t n = 0;

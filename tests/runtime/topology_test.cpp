@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/scoped_env.hpp"
 #include "grain/topology.hpp"
 
 namespace {
@@ -62,34 +63,7 @@ std::map<unsigned, unsigned> pool_numa_counts(const topology& t, const placement
   return counts;
 }
 
-// Sets an environment variable for the lifetime of the object, restoring the old value.
-class scoped_env {
- public:
-  // value == nullptr unsets the variable.
-  scoped_env(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) {
-      old_ = old;
-    }
-    if (value) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~scoped_env() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  scoped_env(const scoped_env&) = delete;
-  scoped_env& operator=(const scoped_env&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using grain::test::scoped_env;
 
 // Two packages of unequal size, each its own NUMA node, two hyperthreads per core, numbered
 // like Linux numbers a hyperthreaded machine (siblings are n and n+4):
