@@ -31,7 +31,7 @@ class InncabsApps : public ::testing::Test {
   }
   std::string temp(const char* name) const {
     return (std::filesystem::temp_directory_path() /
-            (std::string("grain-Grubel, Lelbach, Kaiser 2016-") +
+            (std::string("grain-inncabs-") +
              ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" + name))
         .string();
   }

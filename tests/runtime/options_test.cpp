@@ -101,7 +101,11 @@ TEST(StartupChecks, HelpAndVersionPrintAndEndStartUp) {
   testing::internal::CaptureStdout();
   EXPECT_THROW(start_runtime({"--grain:version"}), startup_exit);
   const std::string version = testing::internal::GetCapturedStdout();
-  EXPECT_EQ(version, std::string("grain ") + options::version() + "\n");
+  // The version, then what the build has (the optional dependencies: PAPI, MPI, OTF2, hwloc).
+  EXPECT_EQ(version.rfind(std::string("grain ") + options::version() + "\nbuilt with: ", 0), 0u)
+      << version;
+  for (const char* part : {"PAPI ", "MPI ", "OTF2 ", "hwloc "})
+    EXPECT_NE(version.find(part), std::string::npos) << part << " missing in " << version;
   EXPECT_NE(std::string(options::version()), "");
 
   testing::internal::CaptureStdout();
