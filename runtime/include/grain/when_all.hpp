@@ -182,9 +182,13 @@ future<when_any_result<R>> when_any_impl(R&& seq, std::vector<state_base*> input
       auto* nd = static_cast<node*>(w);
       shared* sh = nd->s;
       if (!sh->done.exchange(true)) {
-        // Unhook the other nodes so no state keeps pointers into `sh` after it dies.
+        // Unhook the other nodes so no state keeps pointers into `sh` after it dies. Their
+        // references go in one step: this node still holds its own, so they are never the
+        // last (and the compiler sees no use of `sh` after a possible delete).
+        std::size_t unhooked = 0;
         for (std::size_t k = 0; k < sh->inputs.size(); ++k)
-          if (k != nd->index && sh->inputs[k]->remove_waiter(&sh->nodes[k])) sh->release();
+          if (k != nd->index && sh->inputs[k]->remove_waiter(&sh->nodes[k])) ++unhooked;
+        sh->refs.fetch_sub(unhooked, std::memory_order_acq_rel);
         sh->p.set_value(Res{nd->index, std::move(sh->seq)});
       }
       sh->release();
