@@ -343,18 +343,12 @@ class otf2_backend final : public backend {
     }
     failed();  // an error OTF2 only reported to the callback
 
-    std::error_code ec;
     const fs::path dir = fs::path(s.path).parent_path();
-    for (auto& e : fs::directory_iterator(dir / "traces", ec))
-      if (e.path().extension() == ".evt") st.bytes += e.file_size(ec);
+    st.bytes += otf2_event_bytes(dir);
     st.errors += aux_errors_ + worker_errors_;
     if (failed()) {
-      // Whatever made it to the disk stays, under names no viewer takes for a whole trace.
-      // (Rank 0 renames the archive the ranks share.)
-      if (!group_ || rank_ == 0)
-        for (const char* n : {"traces.otf2", "traces.def", "traces"})
-          if (fs::exists(dir / n, ec))
-            fs::rename(dir / n, dir / (std::string(n) + ".incomplete"), ec);
+      // Rank 0 renames the archive the ranks share.
+      if (!group_ || rank_ == 0) mark_otf2_incomplete(dir);
       st.complete = false;
       st.path = s.path + ".incomplete";
       std::lock_guard lk(error_mutex_);
@@ -440,23 +434,11 @@ class otf2_backend final : public backend {
     }
     check(OTF2_Archive_CloseDefFiles(archive_));
     if (!all_ok()) return;
-    if (rank_ == 0 || !group_) write_global_defs(s, unified, ranks);
+    if ((rank_ == 0 || !group_) && !write_global_definitions(archive_, s, unified, ranks)) fail();
     if (!all_ok()) return;
     check(OTF2_Archive_Close(archive_));
     archive_ = nullptr;
     all_ok();  // a close that failed on one rank leaves the archive incomplete for all
-  }
-
-  // Rank 0 (or the only rank): the global definitions (otf2_definitions.cpp).
-  void write_global_defs(const session_core& s, unified_definitions& u,
-                         const std::vector<local_definitions>& ranks) {
-    OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(archive_);
-    if (!g) {
-      fail();
-      return;
-    }
-    write_global_definitions(g, s, u, ranks);
-    if (OTF2_Archive_CloseGlobalDefWriter(archive_, g) != OTF2_SUCCESS) fail();
   }
 
  private:

@@ -98,6 +98,8 @@ bool write_mapping(OTF2_DefWriter* dw, OTF2_MappingType type,
   return ok;
 }
 
+namespace {
+
 void write_global_definitions(OTF2_GlobalDefWriter* g, const session_core& s,
                               unified_definitions& u, const std::vector<local_definitions>& ranks) {
   // Make every string first, then write strings before what refers to them.
@@ -237,6 +239,16 @@ void write_global_definitions(OTF2_GlobalDefWriter* g, const session_core& s,
     OTF2_GlobalDefWriter_WriteComm(g, parcels_comm, s_comm, comm_ranks_group, OTF2_UNDEFINED_COMM,
                                    OTF2_COMM_FLAG_NONE);
   }
+}
+
+}  // namespace
+
+bool write_global_definitions(OTF2_Archive* archive, const session_core& s, unified_definitions& u,
+                              const std::vector<local_definitions>& ranks) {
+  OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(archive);
+  if (!g) return false;
+  write_global_definitions(g, s, u, ranks);
+  return OTF2_Archive_CloseGlobalDefWriter(archive, g) == OTF2_SUCCESS;
 }
 
 }  // namespace grain::instrumentation::trace_detail

@@ -46,8 +46,9 @@ void exchange_definitions(trace_group& group, const local_definitions& mine,
 bool write_mapping(OTF2_DefWriter* dw, OTF2_MappingType type,
                    const std::vector<std::uint64_t>& map);
 
-// Rank 0 (or the only rank): the global definitions of every rank's locations.
-void write_global_definitions(OTF2_GlobalDefWriter* g, const session_core& s,
-                              unified_definitions& u, const std::vector<local_definitions>& ranks);
+// Rank 0 (or the only rank): the global definitions of every rank's locations, written and
+// closed; false when OTF2 refused the writer or its close.
+bool write_global_definitions(OTF2_Archive* archive, const session_core& s, unified_definitions& u,
+                              const std::vector<local_definitions>& ranks);
 
 }  // namespace grain::instrumentation::trace_detail

@@ -133,6 +133,21 @@ const OTF2_MemoryCallbacks* otf2_memory_callbacks() {
   return &memory_callbacks;
 }
 
+std::uint64_t otf2_event_bytes(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::uint64_t bytes = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir / "traces", ec))
+    if (e.path().extension() == ".evt") bytes += e.file_size(ec);
+  return bytes;
+}
+
+void mark_otf2_incomplete(const std::filesystem::path& dir) {
+  std::error_code ec;
+  for (const char* n : {"traces.otf2", "traces.def", "traces"})
+    if (std::filesystem::exists(dir / n, ec))
+      std::filesystem::rename(dir / n, dir / (std::string(n) + ".incomplete"), ec);
+}
+
 }  // namespace grain::instrumentation::trace_detail
 
 #endif  // GRAIN_WITH_OTF2

@@ -4,6 +4,8 @@
 #include <otf2/otf2.h>
 
 #include <atomic>
+#include <cstdint>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -39,5 +41,11 @@ struct chunk_graveyard {
 const OTF2_FlushCallbacks* otf2_flush_callbacks();
 // userData: the archive's chunk_graveyard. Each OTF2 buffer reuses up to 8 chunks.
 const OTF2_MemoryCallbacks* otf2_memory_callbacks();
+
+// The bytes of the event files of the archive in DIR.
+std::uint64_t otf2_event_bytes(const std::filesystem::path& dir);
+// A failed archive: whatever made it to the disk stays, under names no viewer takes for a whole
+// trace (traces.otf2.incomplete, ...).
+void mark_otf2_incomplete(const std::filesystem::path& dir);
 
 }  // namespace grain::instrumentation::trace_detail
