@@ -2,7 +2,10 @@
 // lock-free consistent read) and, for the preemption counters, the workers' OS threads
 // (recorded when each worker starts).
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
+#include "grain/clock.hpp"
 #include "grain/detail/cpu_relax.hpp"
 #include "grain/instrumentation/threads_counters.hpp"
 #include "preemption.hpp"
@@ -41,11 +44,22 @@ raw_totals read_worker(const worker_stats& s, std::uint64_t now) noexcept {
   // exec/func/idle change together with phase_since and idle_since at phase ends and idle
   // transitions; the worker takes no lock, so read the totals between two equal readings of
   // both marks (a seqlock read, see worker_stats::phase_ending) and add the periods in
-  // progress. If the worker keeps changing them, give up on the periods in progress: an
+  // progress. After a few quick tries the worker was most likely preempted inside its phase
+  // end: step aside so it can finish (a reading taken now is often a reset's base, and a base
+  // without the closing phase would let the next interval count that phase on top of its own
+  // length). If the marks still change after kGiveUpNs, give up on the periods in progress: an
   // under-count now, which the next reading makes up, never a phase counted twice.
-  std::uint64_t phase = 0, idle = 0;
+  constexpr int kQuickTries = 64;
+  constexpr std::uint64_t kGiveUpNs = 50'000'000;
+  std::uint64_t phase = 0, idle = 0, give_up_at = 0;
   bool consistent = false;
-  for (int tries = 0; tries < 64 && !consistent; ++tries) {
+  for (int tries = 0; !consistent; ++tries) {
+    if (tries >= kQuickTries) {
+      const std::uint64_t t = grain::now_ns();
+      if (give_up_at == 0) give_up_at = t + kGiveUpNs;
+      if (t > give_up_at) break;
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
     phase = s.phase_since_ns.v.load(std::memory_order_acquire);
     if (phase == phase_closing) {
       grain::detail::cpu_relax();
