@@ -1,7 +1,7 @@
 #pragma once
 // What the parcel layer needs from a network: ranks, non-blocking sends of whole messages,
 // and a progress call that completes sends and hands over received messages. The MPI
-// implementation (mpi_transport.cpp) is the only one; without mpirun there is none and the
+// implementation (mpi_transport.hpp) is the only one; without mpirun there is none and the
 // program is one locality.
 #include <cstdint>
 #include <functional>
