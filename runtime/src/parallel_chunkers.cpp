@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "grain/knob.hpp"
 #include "grain/parallel/chunkers.hpp"
 
 namespace grain::execution {
@@ -11,7 +12,7 @@ namespace {
 
 const char* const accepted =
     "static[:N], dynamic[:N], guided[:MIN], auto[:TARGET] (TARGET like 200us, 1ms or ns), "
-    "adaptive[:LAMBDA]";
+    "adaptive[:LAMBDA], knob:NAME";
 
 [[noreturn]] void bad(std::string_view text, const char* why) {
   throw std::invalid_argument("grain: chunker '" + std::string(text) + "': " + why + "; use " +
@@ -71,6 +72,8 @@ std::string chunker::name() const {
       if (l.back() == '.') l.pop_back();
       return "adaptive:" + l;
     }
+    case chunk_kind::knob:
+      return "knob:" + (size_knob ? size_knob->name() : std::string("?"));
   }
   return "?";
 }
@@ -101,6 +104,13 @@ chunker parse_chunker(std::string_view text) {
     if (ec != std::errc{} || p != arg.data() + arg.size() || l < 0)
       bad(text, "lambda must be a number >= 0");
     return adaptive_chunk_size(l);
+  }
+  if (kind == "knob") {
+    if (!has_arg) bad(text, "name the knob whose value is the chunk size (knob:NAME)");
+    const knob* k = knobs().find(arg);
+    if (!k) bad(text, "no knob of that name is defined");
+    if (k->type() == knob_type::enumeration) bad(text, "the knob is an enumeration, not a size");
+    return knob_chunk_size(*k);
   }
   bad(text, "unknown chunker");
 }

@@ -18,11 +18,10 @@ loop_stats& loop_statistics() noexcept {
 }
 
 namespace detail {
-namespace {
 
 // loop.lambda is defined by the runtime when it starts (adaptive inlining's configure); a knob
 // never goes away, so the pointer is cached after the first lookup.
-knob& loop_lambda() {
+const knob& loop_lambda_knob() {
   static std::atomic<knob*> cached{nullptr};
   knob* k = cached.load(std::memory_order_acquire);
   if (!k) {
@@ -34,7 +33,9 @@ knob& loop_lambda() {
   return *k;
 }
 
-}  // namespace
+double loop_overhead_ns() noexcept {
+  return task_overhead_ns();
+}
 
 unsigned loop_workers() noexcept {
   runtime_core* rt = runtime_core::current();
@@ -50,7 +51,7 @@ unsigned loop_max_runners() {
 }
 
 double adaptive_target_ns(double lambda) {
-  const double l = lambda >= 0 ? lambda : loop_lambda().value();
+  const double l = lambda >= 0 ? lambda : loop_lambda_knob().value();
   return l * task_overhead_ns();
 }
 

@@ -11,9 +11,13 @@
 #include <string>
 #include <string_view>
 
+namespace grain {
+class knob;
+}
+
 namespace grain::execution {
 
-enum class chunk_kind : std::uint8_t { static_, dynamic, guided, auto_, adaptive };
+enum class chunk_kind : std::uint8_t { static_, dynamic, guided, auto_, adaptive, knob };
 
 struct chunker {
   chunk_kind kind = chunk_kind::adaptive;
@@ -24,13 +28,17 @@ struct chunker {
   std::uint64_t target_ns = 0;
   // adaptive: lambda of "chunk time >= lambda x t_o"; negative: read the knob loop.lambda.
   double lambda = -1;
+  // knob: the knob whose value is the chunk size.
+  const grain::knob* size_knob = nullptr;
 
-  // "static:0", "dynamic:64", "guided:1", "auto", "auto:100us", "adaptive", "adaptive:5".
+  // "static:0", "dynamic:64", "guided:1", "auto", "auto:100us", "adaptive", "adaptive:5",
+  // "knob:NAME".
   std::string name() const;
 };
 
 // Parses the names written by chunker::name() (and "static", "dynamic", "guided" with their
-// defaults); throws std::invalid_argument naming the accepted forms.
+// defaults); throws std::invalid_argument naming the accepted forms. "knob:NAME" needs a
+// defined integer or real knob NAME.
 chunker parse_chunker(std::string_view text);
 
 // Chunks of `size` iterations dealt round-robin to the workers (chunk k to worker k mod P),
@@ -79,6 +87,17 @@ struct adaptive_chunk_size {
   constexpr adaptive_chunk_size() noexcept = default;
   constexpr explicit adaptive_chunk_size(double l) noexcept : lambda(l) {}
   operator chunker() const noexcept { return {chunk_kind::adaptive, 0, 0, lambda}; }  // NOLINT
+};
+
+// Chunks claimed like dynamic ones, each of the knob's value at the moment it is claimed
+// (rounded down, at least 1): a policy that moves the knob while the loop runs changes the
+// size of every chunk not yet handed out, and every iteration still runs exactly once. The
+// number of runners is fixed when the loop starts (one per worker, fewer when the knob's value
+// then leaves fewer chunks). The knob must outlive the loop (registered knobs do).
+struct knob_chunk_size {
+  const grain::knob* source;
+  constexpr explicit knob_chunk_size(const grain::knob& k) noexcept : source(&k) {}
+  operator chunker() const noexcept { return {chunk_kind::knob, 0, 0, -1, source}; }  // NOLINT
 };
 
 }  // namespace grain::execution

@@ -4,8 +4,8 @@
 //
 // The calling task is one of R "runners" (R <= active workers of its pool); the other R-1 are
 // tasks it spawns. Each runner executes the chunks its chunker gives it (static: a fixed
-// round-robin share; dynamic, guided, auto: claimed from one shared atomic index; adaptive:
-// claimed from the runner's home range, then from the others'), then the caller waits for
+// round-robin share; dynamic, guided, auto, knob: claimed from one shared atomic index;
+// adaptive: claimed from the runner's home range, then from the others'), then the caller waits for
 // the spawned runners through their futures: a runner nobody has stolen yet is run inline by
 // the waiting caller, and waiting inside a task suspends the user thread (the worker keeps
 // working), so nested loops and loops inside tasks never block a worker. Called from a thread
@@ -25,6 +25,7 @@
 
 #include "grain/async.hpp"
 #include "grain/clock.hpp"
+#include "grain/knob.hpp"
 #include "grain/parallel/chunkers.hpp"
 #include "grain/this_task.hpp"
 
@@ -39,6 +40,9 @@ unsigned loop_workers() noexcept;
 unsigned loop_max_runners();
 // lambda x t_o in ns for the adaptive chunker (lambda < 0: the knob loop.lambda).
 double adaptive_target_ns(double lambda);
+// The knob loop.lambda, and t_o: a runner re-reads lambda while it runs.
+const knob& loop_lambda_knob();
+double loop_overhead_ns() noexcept;
 // auto: the chunk for `remaining` iterations after `timed` iterations took `elapsed_ns`.
 std::size_t auto_chunk(std::uint64_t elapsed_ns, std::size_t timed, std::size_t remaining,
                        unsigned workers, std::uint64_t target_ns) noexcept;
@@ -48,6 +52,13 @@ void record_loop(execution::chunk_kind kind, std::size_t n, std::uint64_t chunks
 
 inline std::size_t ceil_div(std::size_t a, std::size_t b) noexcept {
   return a / b + (a % b != 0);
+}
+
+// knob: the chunk size its knob asks for now, in [1, n] (one relaxed load).
+inline std::size_t knob_chunk(const knob& k, std::size_t n) noexcept {
+  const double v = k.value();
+  if (!(v >= 1)) return 1;  // below 1, or not a number
+  return v >= static_cast<double>(n) ? n : static_cast<std::size_t>(v);
 }
 
 // Adaptive: one contiguous home range per runner, claimed from its front by its owner and,
@@ -75,6 +86,11 @@ struct loop_shared {
   std::size_t start = 0;  // first index not yet run (after auto's timing, adaptive's start)
   std::size_t cap = 1;    // adaptive: the largest chunk (one even share per worker)
   double target_ns = 0;   // adaptive: lambda x t_o
+  // adaptive: loop.lambda when the call did not fix lambda (a change applies mid-loop), the
+  // lambda target_ns was computed with, and t_o.
+  const knob* lambda_knob = nullptr;
+  double lambda = 0, overhead_ns = 0;
+  const knob* size_knob = nullptr;  // knob: the chunk size
 
   alignas(cache_line) std::atomic<std::size_t> next{0};
   alignas(cache_line) std::atomic<bool> stop{false};
@@ -174,6 +190,19 @@ void run_share(loop_shared& s, unsigned r, Body& body) noexcept {
           ++chunks;
         }
         break;
+      case execution::chunk_kind::knob: {
+        // The knob is read at every claim, so a change reaches every chunk not yet claimed
+        // (a claim that read the old value just before the change still takes the old size).
+        std::size_t c = 1;
+        while (!s.stopped()) {
+          c = knob_chunk(*s.size_knob, s.n);
+          if (!s.claim(c, b, e)) break;
+          body(b, e, r);
+          ++chunks;
+        }
+        s.final_chunk.store(c, std::memory_order_relaxed);
+        break;
+      }
       case execution::chunk_kind::adaptive: {
         // Size each chunk from this runner's recent iteration time (claims included):
         // c = ceil(target / t_iter), t_iter the median of the last 5 timing windows, so one
@@ -183,10 +212,13 @@ void run_share(loop_shared& s, unsigned r, Body& body) noexcept {
         // a VM) is read after every chunk while the size moves; each reading that finds it
         // steady (within 1/8) spaces the readings 4x further, up to every 16th chunk, so at a
         // few hundred ns per chunk the timing costs ~1 %.
+        // A change of loop.lambda while the loop runs (a policy's) gives a new target at once:
+        // the next chunk is sized from it (one relaxed load per chunk to notice).
         std::size_t c = 1;
         std::uint64_t pending = 0;
         unsigned since = 0, every = 1;
         window_median recent;
+        double target_ns = s.target_ns, lambda = s.lambda;
         std::uint64_t t0 = now_ns();
         for (unsigned k = 0; k < s.runners && !s.stopped(); ++k) {  // own range, then the others'
           loop_range& g = s.ranges[(r + k) % s.runners];
@@ -194,6 +226,11 @@ void run_share(loop_shared& s, unsigned r, Body& body) noexcept {
             body(b, e, r);
             ++chunks;
             pending += e - b;
+            if (s.lambda_knob && s.lambda_knob->value() != lambda) {
+              lambda = s.lambda_knob->value();
+              target_ns = lambda * s.overhead_ns;
+              since = every;  // size the next chunk now
+            }
             if (++since < every) continue;
             since = 0;
             const std::uint64_t t1 = now_ns();
@@ -201,7 +238,7 @@ void run_share(loop_shared& s, unsigned r, Body& body) noexcept {
             pending = 0;
             t0 = t1;
             const double t_iter = recent.median();
-            const double want = t_iter > 0 ? s.target_ns / t_iter : static_cast<double>(s.cap);
+            const double want = t_iter > 0 ? target_ns / t_iter : static_cast<double>(s.cap);
             const std::size_t grow = std::min(s.cap, c * 4);
             const std::size_t next =
                 want >= static_cast<double>(grow)
@@ -246,6 +283,11 @@ void run_loop_here(const execution::chunker& ch, std::size_t n, Body& body) {
       s.runners = static_cast<unsigned>(std::min<std::size_t>(P, ceil_div(n, s.chunk)));
       reported = std::min(n, std::max(s.chunk, ceil_div(n, s.runners)));
       break;
+    case execution::chunk_kind::knob:
+      s.size_knob = ch.size_knob;
+      s.runners = static_cast<unsigned>(
+          std::min<std::size_t>(P, ceil_div(n, knob_chunk(*ch.size_knob, n))));
+      break;
     case execution::chunk_kind::auto_: {
       const std::size_t timed = ch.size ? std::min(ch.size, n) : n / 100;
       std::uint64_t elapsed = 0;
@@ -269,7 +311,14 @@ void run_loop_here(const execution::chunker& ch, std::size_t n, Body& body) {
       break;
     }
     case execution::chunk_kind::adaptive: {
-      s.target_ns = adaptive_target_ns(ch.lambda);
+      if (ch.lambda < 0) {  // loop.lambda: the runners follow a change of it (run_share)
+        s.lambda_knob = &loop_lambda_knob();
+        s.lambda = s.lambda_knob->value();
+        s.overhead_ns = loop_overhead_ns();
+        s.target_ns = s.lambda * s.overhead_ns;
+      } else {
+        s.target_ns = adaptive_target_ns(ch.lambda);
+      }
       // The caller first runs iterations itself, 1, 2, 4, ... at a time, until they have taken
       // the target time: a loop that ends before that was not worth a task (the same rule as
       // adaptive inlining), and one that does not costs at most about 2 targets of serial work.
@@ -320,7 +369,7 @@ void run_loop_here(const execution::chunker& ch, std::size_t n, Body& body) {
     for (auto it = others.rbegin(); it != others.rend(); ++it) it->wait();
   }
 
-  if (ch.kind == execution::chunk_kind::adaptive)
+  if (ch.kind == execution::chunk_kind::adaptive || ch.kind == execution::chunk_kind::knob)
     reported = std::max<std::size_t>(1, s.final_chunk.load(std::memory_order_relaxed));
   record_loop(ch.kind, n, s.chunks_done.load(std::memory_order_relaxed), reported);
   if (s.error) std::rethrow_exception(s.error);
