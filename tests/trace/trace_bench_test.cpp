@@ -99,38 +99,60 @@ struct cpu_time {
   cpu_time operator-(const cpu_time& o) const { return {user - o.user, sys - o.sys}; }
 };
 
-// fib(28) with 2 workers, tracing off and on (interleaved runs, medians), the cost per task and
-// the bytes per task event on disk. The cost is given twice: wall time per task (the issue's
-// figure: with both workers busy, half a worker's cost) and CPU time per task (every thread's,
-// the converter and the kernel's page zeroing included), which a busy neighbour disturbs less.
+// Hooks that record nothing: with them installed the runtime reads the clock at every phase
+// begin and end and calls them, which is what any per-task trace pays before it records
+// anything. Each keeps the last stamp of its worker (a store, as a tool would make).
+std::uint64_t g_last_stamp[64 * 8];
+void stamp_begin(unsigned w, const task_info&, std::uint64_t ts) {
+  g_last_stamp[(w & 63) * 8] = ts;
+}
+void stamp_end(unsigned w, const task_info&, bool, std::uint64_t ts) {
+  g_last_stamp[(w & 63) * 8] = ts;
+}
+hook_chain g_stamp_only{runtime_hooks{.phase_begin = &stamp_begin, .phase_end = &stamp_end}};
+
+// fib(27) with 2 workers (the tracing goal's figure: docs/tracing.md) three ways, in interleaved
+// runs: untraced; with hooks that record nothing (the runtime's two clock reads per task and the
+// two calls: the floor of any per-task trace that stamps both ends); traced (OTF2). Medians of
+// the runs: the cost per task beyond untraced, for the hooks alone and for the trace, so that
+// the trace's own recording is their difference. The cost is given twice: wall time per task
+// (with both workers busy, half a worker's cost) and CPU time per task (every thread's, the
+// converter and the kernel's page zeroing included), which a busy neighbour disturbs less.
+// Then the bytes per task event in the workers' buffers and on disk.
 // GRAIN_BENCH_N / GRAIN_BENCH_RUNS change the size.
 TEST(TraceBench, DISABLED_Fib) {
-  const int n = std::getenv("GRAIN_BENCH_N") ? std::atoi(std::getenv("GRAIN_BENCH_N")) : 28;
+  const int n = std::getenv("GRAIN_BENCH_N") ? std::atoi(std::getenv("GRAIN_BENCH_N")) : 27;
   const int runs = std::getenv("GRAIN_BENCH_RUNS") ? std::atoi(std::getenv("GRAIN_BENCH_RUNS")) : 7;
+  enum mode { off, hooks_only, traced, modes };
   temp_path dir("fib-bench");
-  std::vector<double> off, on, cpu_off, cpu_on, sys_off, sys_on;
+  std::vector<double> wall[modes], cpu[modes], sys[modes];
   std::uint64_t tasks = 0, bytes = 0, events = 0, buffer_bytes = 0, buffer_events = 0;
   double stop_s = 0;
-  for (int r = 0; r < 2 * runs; ++r) {
-    const bool trace = r % 2 == 1;
-    std::vector<std::string> args{"--grain:threads=2", "--grain:sample-interval=0"};
-    if (trace) args.insert(args.end(), {"--grain:trace=" + dir.str(), "--grain:trace-overwrite"});
-    grain::runtime rt(args, false);
-    grain::async([] { return fib(10); }).get();  // warm up
-    std::uint64_t t0 = 0;
-    for (unsigned w = 0; w < rt.num_workers(); ++w) t0 += rt.core().stats(w).phases.get();
-    const cpu_time cpu0 = cpu_time::now();
-    const auto a = std::chrono::steady_clock::now();
-    EXPECT_GT(grain::async([n] { return fib(n); }).get(), 0);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
-    const cpu_time cpu = cpu_time::now() - cpu0;
-    (trace ? cpu_on : cpu_off).push_back(cpu.user + cpu.sys);
-    (trace ? sys_on : sys_off).push_back(cpu.sys);
-    std::uint64_t t1 = 0;
-    for (unsigned w = 0; w < rt.num_workers(); ++w) t1 += rt.core().stats(w).phases.get();
-    tasks = t1 - t0;
-    (trace ? on : off).push_back(s);
-    if (trace) {
+  for (int r = 0; r < runs; ++r)
+    for (int m = off; m < modes; ++m) {
+      std::vector<std::string> args{"--grain:threads=2", "--grain:sample-interval=0"};
+      if (m == traced)
+        args.insert(args.end(), {"--grain:trace=" + dir.str(), "--grain:trace-overwrite"});
+      grain::runtime rt(args, false);
+      if (m == hooks_only) g_stamp_only.install();
+      grain::async([] { return fib(10); }).get();  // warm up
+      std::uint64_t t0 = 0;
+      for (unsigned w = 0; w < rt.num_workers(); ++w) t0 += rt.core().stats(w).phases.get();
+      const cpu_time cpu0 = cpu_time::now();
+      const auto a = std::chrono::steady_clock::now();
+      EXPECT_GT(grain::async([n] { return fib(n); }).get(), 0);
+      wall[m].push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+      const cpu_time c = cpu_time::now() - cpu0;
+      cpu[m].push_back(c.user + c.sys);
+      sys[m].push_back(c.sys);
+      std::uint64_t t1 = 0;
+      for (unsigned w = 0; w < rt.num_workers(); ++w) t1 += rt.core().stats(w).phases.get();
+      tasks = t1 - t0;
+      if (m == hooks_only) {
+        EXPECT_TRUE(g_stamp_only.uninstall());
+      }
+      if (m != traced) continue;
       const auto b = std::chrono::steady_clock::now();
       rt.stop();
       stop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - b).count();
@@ -146,19 +168,23 @@ TEST(TraceBench, DISABLED_Fib) {
           bytes += fs::file_size(dir / "traces" / (std::to_string(id) + ".evt"));
         }
     }
-  }
-  const double m_off = median(off), m_on = median(on);
+  const double per_task = 1e9 / static_cast<double>(tasks);
+  auto added = [&](std::vector<double>* v, int m) {
+    return (median(v[m]) - median(v[off])) * per_task;
+  };
   std::printf(
-      "fib(%d), 2 workers, %llu task phases: trace off %.1f ms, on %.1f ms (medians of %d): "
-      "%.1f ns per task; CPU off %.1f ms, on %.1f ms (system %.1f, %.1f): %.1f ns of CPU per "
-      "task; stop (converting "
-      "the rest, definitions) %.1f ms; %.2f bytes per "
-      "event in the workers' buffers (%llu bytes, %llu events); %.2f bytes per event on disk "
+      "fib(%d), 2 workers, %llu task phases, medians of %d: untraced %.1f ms (CPU %.1f); hooks "
+      "that record nothing %.1f ms (CPU %.1f): %.1f ns per task (%.1f of CPU); traced %.1f ms "
+      "(CPU %.1f, system %.1f against %.1f): %.1f ns per task (%.1f of CPU), of which the "
+      "recording %.1f (%.1f of CPU); stop (converting the rest, definitions) %.1f ms; %.2f bytes "
+      "per event in the workers' buffers (%llu bytes, %llu events); %.2f bytes per event on disk "
       "(%llu bytes, %llu events on the worker locations)\n",
-      n, static_cast<unsigned long long>(tasks), m_off * 1e3, m_on * 1e3, runs,
-      (m_on - m_off) * 1e9 / static_cast<double>(tasks), median(cpu_off) * 1e3,
-      median(cpu_on) * 1e3, median(sys_off) * 1e3, median(sys_on) * 1e3,
-      (median(cpu_on) - median(cpu_off)) * 1e9 / static_cast<double>(tasks), stop_s * 1e3,
+      n, static_cast<unsigned long long>(tasks), runs, median(wall[off]) * 1e3,
+      median(cpu[off]) * 1e3, median(wall[hooks_only]) * 1e3, median(cpu[hooks_only]) * 1e3,
+      added(wall, hooks_only), added(cpu, hooks_only), median(wall[traced]) * 1e3,
+      median(cpu[traced]) * 1e3, median(sys[traced]) * 1e3, median(sys[off]) * 1e3,
+      added(wall, traced), added(cpu, traced), added(wall, traced) - added(wall, hooks_only),
+      added(cpu, traced) - added(cpu, hooks_only), stop_s * 1e3,
       static_cast<double>(buffer_bytes) / static_cast<double>(buffer_events),
       static_cast<unsigned long long>(buffer_bytes), static_cast<unsigned long long>(buffer_events),
       static_cast<double>(bytes) / static_cast<double>(events),
