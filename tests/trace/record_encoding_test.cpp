@@ -26,6 +26,7 @@ class null_backend final : public backend {
   void sample(session_core&, const grain::instrumentation::counter_snapshot&) override {}
   void knob_value(session_core&, const std::string&, double, std::uint64_t) override {}
   void decision(session_core&, const grain::decision_record&, std::uint64_t) override {}
+  void event(session_core&, const event_record&, std::uint64_t) override {}
   void finalize(session_core&, std::uint64_t, grain::instrumentation::trace_stats&) override {}
 };
 

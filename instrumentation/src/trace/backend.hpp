@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "event_kinds.hpp"
 #include "grain/instrumentation/counters.hpp"
 #include "grain/instrumentation/trace.hpp"
 #include "grain/knob.hpp"
@@ -38,6 +39,8 @@ class backend {
   virtual void decision(session_core& s, const decision_record& r, std::uint64_t ts) = 0;
   // A message sent or received by this process (aux mutex held; in the network's order).
   virtual void message(session_core&, const message_record&, std::uint64_t /*ts*/) {}
+  // A point event of any kind in event_kinds.hpp, written from its row (aux mutex held).
+  virtual void event(session_core& s, const event_record& r, std::uint64_t ts) = 0;
   // Every worker left its hooks: convert what is left (published chunks and the current ones),
   // close the open regions of every worker at t_end, write everything, close the files.
   virtual void finalize(session_core& s, std::uint64_t t_end, trace_stats& st) = 0;

@@ -1,13 +1,13 @@
 // Chrome trace-event JSON back end (--grain:trace-format=chrome: DIR/trace.json; chrome.gz:
 // DIR/trace.json.gz), streamed: the converter (chunk_converter.hpp) turns the chunks the workers
 // publish into X (complete) events as they come (the open slices of each worker are its only
-// state); counters become C events and decisions i (instant) events when they happen; M metadata
-// naming the threads and the closing bracket are written at the end. Loads in ui.perfetto.dev and
-// chrome://tracing; kept beside the native Perfetto format for tools that read only JSON. With
-// several ranks (one file each) times are CLOCK_MONOTONIC itself, not time since this rank's
-// start, so that the files merged into one line up, and each message is an event on the
-// "network" thread: its send binds a flow (bind_id, message_flows.hpp) that its receive, in the
-// peer's file, ends.
+// state); counters become C events, decisions and point events (event_kinds.hpp) i (instant)
+// events when they happen; M metadata naming the threads and the closing bracket are written at
+// the end. Loads in ui.perfetto.dev and chrome://tracing; kept beside the native Perfetto format
+// for tools that read only JSON. With several ranks (one file each) times are CLOCK_MONOTONIC
+// itself, not time since this rank's start, so that the files merged into one line up, and each
+// message is an event on the "network" thread: its send binds a flow (bind_id, message_flows.hpp)
+// that its receive, in the peer's file, ends.
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
@@ -165,6 +165,22 @@ class chrome_backend final : public backend {
     e += "}}";
     write(e);
     counter_event("knob:" + r.knob, ts, nw_ + 1, r.new_value);
+  }
+
+  // A point event (event_kinds.hpp): an instant on the policy engine's thread, of the kind's
+  // category, its fields as args.
+  void event(session_core&, const event_record& r, std::uint64_t ts) override {
+    std::string e = ",\n{\"name\":" + json_string(r.full_name()) +
+                    ",\"cat\":" + json_string(row_of(r.kind).prefix) +
+                    ",\"ph\":\"i\",\"s\":\"t\",\"ts\":" + us(ts) +
+                    ",\"pid\":" + std::to_string(pid_) + ",\"tid\":" + std::to_string(nw_ + 1) +
+                    ",\"args\":{";
+    const char* sep = "";
+    for (auto& [n, v] : r.fields) {
+      e += sep + json_string(n) + ":" + num(v);
+      sep = ",";
+    }
+    write(e + "}}");
   }
 
   // A message (several ranks): a zero-length slice on the network thread, the start of a flow

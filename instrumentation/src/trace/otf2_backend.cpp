@@ -1,15 +1,16 @@
 // OTF2 back end: a converter thread turns the chunks the workers publish into OTF2 events (when
 // a core is spare: convert_pacing.hpp), one event writer per worker location (OTF2 writes a
 // chunk to its file when full); the METRIC location "runtime counters" (counters and knobs) and
-// the "policy engine" location (decisions) are written under the session's aux mutex;
+// the "policy engine" location (decisions, point events) are written under the session's aux mutex;
 // definitions are written once, at the end, by the stopping thread. With several ranks (an
 // MPI job) every rank writes its own locations into one archive through OTF2's collective
 // callbacks; rank 0 unifies the definitions (definitions_exchange.hpp) and the ranks' clocks
 // are tied to rank 0's by offsets measured at the start and at the end. The archive's layout is
 // otf2_layout.hpp's, its definitions otf2_definitions.cpp's, OTF2's error and memory callbacks
-// otf2_io.cpp's.
+// and the state after a failed write otf2_io.cpp's; point events are written from their row in
+// event_kinds.hpp.
 #if GRAIN_WITH_OTF2  // CMake GRAIN_WITH_OTF2; the stub below otherwise
-#include <spdlog/spdlog.h>
+#include <cstdlib>   // first: OTF2_Pthread_Locks.h calls malloc and free without including them
 
 #include <otf2/OTF2_Pthread_Locks.h>
 #include <otf2/otf2.h>
@@ -18,7 +19,6 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -42,14 +42,14 @@ namespace fs = std::filesystem;
 
 class otf2_backend final : public backend {
  public:
-  explicit otf2_backend(session_core& s) : path_(s.path) {
+  explicit otf2_backend(session_core& s) : failure_(s.path) {
     const fs::path dir = fs::path(s.path).parent_path();
     archive_ =
         OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, std::uint64_t{1} << 20,
                           std::uint64_t{4} << 20, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (!archive_) throw std::runtime_error("grain: cannot create the OTF2 archive " + s.path);
-    OTF2_Archive_SetFlushCallbacks(archive_, otf2_flush_callbacks(), &failed_);
-    grave_.failed = &failed_;
+    OTF2_Archive_SetFlushCallbacks(archive_, otf2_flush_callbacks(), failure_.flag());
+    grave_.failed = failure_.flag();
     OTF2_Archive_SetMemoryCallbacks(archive_, otf2_memory_callbacks(), &grave_);
     group_ = s.group && s.group->size() > 1 ? s.group : nullptr;
     rank_ = s.cfg.locality;
@@ -166,25 +166,9 @@ class otf2_backend final : public backend {
     }
   }
 
-  // The first failed write ends the recording (a full disk does not get emptier): from then on
-  // records are dropped, once, with one message; the program goes on.
-  bool failed() {
-    if (!failed_.load(std::memory_order_relaxed) && otf2_error_capture::error_seen()) fail();
-    return failed_.load(std::memory_order_relaxed);
-  }
-  void fail() {
-    if (failed_.exchange(true)) return;
-    std::string why = otf2_error_capture::first_error();
-    if (why.empty()) why = "OTF2 refused a record";
-    {
-      std::lock_guard lk(error_mutex_);
-      error_ = why;
-    }
-    spdlog::error(
-        "grain: trace {}: cannot write ({}); tracing stops here, the program goes on, and the "
-        "archive is left incomplete ({}.incomplete)",
-        path_, why, path_);
-  }
+  // The first failed write ends the recording (otf2_io.hpp's otf2_failure).
+  bool failed() { return failure_.failed(); }
+  void fail() { failure_.fail(); }
 
   void write_metric(OTF2_EvtWriter* evt, std::uint64_t ts, std::uint32_t metric, double v) {
     OTF2_Type type = OTF2_TYPE_DOUBLE;
@@ -248,23 +232,36 @@ class otf2_backend final : public backend {
     v.stringRef = ids_.string(r.reason);
     OTF2_AttributeList_AddAttribute(a, attr_reason, OTF2_TYPE_STRING, v);
     for (auto& [name, value] : r.trigger)
-      OTF2_AttributeList_AddDouble(a, ids_.trigger_attribute(name), value);
+      OTF2_AttributeList_AddDouble(a, ids_.named_attribute("trigger:" + name), value);
     int bad = 0;
     bad += OTF2_EvtWriter_Enter(policy_evt_, a, ts, region) != OTF2_SUCCESS;
-    bad += OTF2_EvtWriter_ParameterString(policy_evt_, nullptr, ts, 0, ids_.string(r.reason)) !=
-           OTF2_SUCCESS;
-    bad += OTF2_EvtWriter_ParameterString(policy_evt_, nullptr, ts, 1, ids_.string(r.knob)) !=
-           OTF2_SUCCESS;
+    bad += OTF2_EvtWriter_ParameterString(policy_evt_, nullptr, ts, param_reason,
+                                          ids_.string(r.reason)) != OTF2_SUCCESS;
+    bad += OTF2_EvtWriter_ParameterString(policy_evt_, nullptr, ts, param_knob,
+                                          ids_.string(r.knob)) != OTF2_SUCCESS;
     if (r.type != knob_type::real) {  // integer and enumeration knobs
-      bad += OTF2_EvtWriter_ParameterInt(policy_evt_, nullptr, ts, 2,
+      bad += OTF2_EvtWriter_ParameterInt(policy_evt_, nullptr, ts, param_old,
                                          static_cast<std::int64_t>(r.old_value)) != OTF2_SUCCESS;
-      bad += OTF2_EvtWriter_ParameterInt(policy_evt_, nullptr, ts, 3,
+      bad += OTF2_EvtWriter_ParameterInt(policy_evt_, nullptr, ts, param_new,
                                          static_cast<std::int64_t>(r.new_value)) != OTF2_SUCCESS;
     }
     knob_metric(r.knob, r.new_value, ts);
     bad += OTF2_EvtWriter_Leave(policy_evt_, nullptr, ts, region) != OTF2_SUCCESS;
     aux_errors_ += static_cast<std::uint64_t>(bad);
     if (bad) fail();
+  }
+
+  // A point event (event_kinds.hpp): a ParameterString "event" on the policy engine, its
+  // fields as named double attributes.
+  void event(session_core&, const event_record& r, std::uint64_t ts) override {
+    if (failed()) return;
+    for (auto& [name, value] : r.fields)
+      OTF2_AttributeList_AddDouble(policy_attrs_, ids_.named_attribute(r.field_name(name)), value);
+    if (OTF2_EvtWriter_ParameterString(policy_evt_, policy_attrs_, ts, param_event,
+                                       ids_.string(r.full_name())) != OTF2_SUCCESS) {
+      ++aux_errors_;
+      fail();
+    }
   }
 
   void message(session_core&, const message_record& m, std::uint64_t ts) override {
@@ -331,7 +328,7 @@ class otf2_backend final : public backend {
 
     if (group_ && s.emergency) {
       // A signal or abort_job here: nothing collective; the events stay, without definitions.
-      fail_because(
+      failure_.fail_because(
           "stopped before the job's end (a signal, or grain::abort_job after an error); a "
           "multi-rank archive is completed only when every rank ends normally");
     } else {
@@ -351,26 +348,15 @@ class otf2_backend final : public backend {
       if (!group_ || rank_ == 0) mark_otf2_incomplete(dir);
       st.complete = false;
       st.path = s.path + ".incomplete";
-      std::lock_guard lk(error_mutex_);
-      st.error = error_;
+      st.error = failure_.error();
     }
   }
 
   // No rank failed (several agree after each step of the end: OTF2 closes collectively).
   bool all_ok() {
     const bool ok = group_ ? all_ranks_agree(*group_, !failed()) : !failed();
-    if (!ok && !failed()) fail_because("another rank could not write its part");
+    if (!ok && !failed()) failure_.fail_because("another rank could not write its part");
     return ok;
-  }
-
-  void fail_because(const std::string& why) {
-    if (failed_.exchange(true)) return;
-    {
-      std::lock_guard lk(error_mutex_);
-      error_ = why;
-    }
-    spdlog::error("grain: trace {}: {}; the archive is left incomplete ({}.incomplete)", path_, why,
-                  path_);
   }
 
   // This rank's definitions in its own ids, timestamps on rank 0's clock.
@@ -443,12 +429,9 @@ class otf2_backend final : public backend {
 
  private:
   otf2_error_capture capture_;  // first: OTF2's messages are ours while the archive lives
-  std::string path_;
   detail::run_info run_;
-  std::atomic<bool> failed_{false};
+  otf2_failure failure_;
   chunk_graveyard grave_;  // outlives archive_ (declared before it, closed in the destructor)
-  std::mutex error_mutex_;
-  std::string error_;
   OTF2_Archive* archive_ = nullptr;
   unsigned rank_ = 0;
   unsigned nw_ = 0;
@@ -467,7 +450,7 @@ class otf2_backend final : public backend {
   OTF2_AttributeList* network_attrs_ = nullptr;
   std::uint64_t start_local_ns_ = 0, end_local_ns_ = 0;
   clock_offset start_offset_, end_offset_;  // to rank 0's clock
-  local_ids ids_;  // strings, metrics and trigger attributes (aux mutex held)
+  local_ids ids_;  // strings, metrics and named attributes (aux mutex held)
   std::map<std::string, double> knob_values_;
   std::uint64_t layout_ = ~0ull;
   std::vector<std::uint32_t> index_;

@@ -33,12 +33,12 @@ std::uint32_t local_ids::metric(const std::string& name, const std::string& unit
   return id;
 }
 
-std::uint32_t local_ids::trigger_attribute(const std::string& counter) {
-  auto it = trigger_ids_.find(counter);
+std::uint32_t local_ids::named_attribute(const std::string& name) {
+  auto it = trigger_ids_.find(name);
   if (it != trigger_ids_.end()) return it->second;
   const auto id = static_cast<std::uint32_t>(fixed_attributes + trigger_list_.size());
-  trigger_ids_.emplace(counter, id);
-  trigger_list_.push_back(counter);
+  trigger_ids_.emplace(name, id);
+  trigger_list_.push_back(name);
   return id;
 }
 
@@ -124,9 +124,13 @@ void write_global_definitions(OTF2_GlobalDefWriter* g, const session_core& s,
   std::vector<std::pair<OTF2_StringRef, OTF2_StringRef>> attr_strings;
   attr_strings.reserve(fixed_attrs.size());
   for (auto& [n, d] : fixed_attrs) attr_strings.emplace_back(u.string_id(n), u.string_id(d));
-  std::vector<OTF2_StringRef> trigger_names;
-  for (auto& t : u.triggers) trigger_names.push_back(u.string_id("trigger:" + t));
-  const OTF2_StringRef s_trigger_desc = u.string_id("counter value behind the decision");
+  std::vector<OTF2_StringRef> trigger_names, trigger_descs;
+  const OTF2_StringRef s_trigger_desc = u.string_id("counter value behind the decision"),
+                       s_field_desc = u.string_id("a value of the point event (docs/tracing.md)");
+  for (auto& t : u.triggers) {
+    trigger_names.push_back(u.string_id(t));
+    trigger_descs.push_back(t.rfind("trigger:", 0) == 0 ? s_trigger_desc : s_field_desc);
+  }
   // One system tree node per host, under a "job" node when the ranks run on several.
   std::vector<std::string> hosts;
   for (auto& d : ranks)
@@ -151,7 +155,7 @@ void write_global_definitions(OTF2_GlobalDefWriter* g, const session_core& s,
   }
   const OTF2_StringRef p_reason = u.string_id("reason"), p_knob = u.string_id("knob"),
                        p_old = u.string_id("old_value (int)"),
-                       p_new = u.string_id("new_value (int)");
+                       p_new = u.string_id("new_value (int)"), p_event = u.string_id("event");
   const OTF2_StringRef s_comm = u.string_id("grain parcels (MPI_COMM_WORLD duplicate)"),
                        s_comm_locations = u.string_id("network locations"),
                        s_comm_ranks = u.string_id("ranks");
@@ -207,11 +211,12 @@ void write_global_definitions(OTF2_GlobalDefWriter* g, const session_core& s,
                                         attr_types[i]);
   for (std::size_t i = 0; i < trigger_names.size(); ++i)
     OTF2_GlobalDefWriter_WriteAttribute(g, static_cast<OTF2_AttributeRef>(fixed_attributes + i),
-                                        trigger_names[i], s_trigger_desc, OTF2_TYPE_DOUBLE);
-  OTF2_GlobalDefWriter_WriteParameter(g, 0, p_reason, OTF2_PARAMETER_TYPE_STRING);
-  OTF2_GlobalDefWriter_WriteParameter(g, 1, p_knob, OTF2_PARAMETER_TYPE_STRING);
-  OTF2_GlobalDefWriter_WriteParameter(g, 2, p_old, OTF2_PARAMETER_TYPE_INT64);
-  OTF2_GlobalDefWriter_WriteParameter(g, 3, p_new, OTF2_PARAMETER_TYPE_INT64);
+                                        trigger_names[i], trigger_descs[i], OTF2_TYPE_DOUBLE);
+  OTF2_GlobalDefWriter_WriteParameter(g, param_reason, p_reason, OTF2_PARAMETER_TYPE_STRING);
+  OTF2_GlobalDefWriter_WriteParameter(g, param_knob, p_knob, OTF2_PARAMETER_TYPE_STRING);
+  OTF2_GlobalDefWriter_WriteParameter(g, param_old, p_old, OTF2_PARAMETER_TYPE_INT64);
+  OTF2_GlobalDefWriter_WriteParameter(g, param_new, p_new, OTF2_PARAMETER_TYPE_INT64);
+  OTF2_GlobalDefWriter_WriteParameter(g, param_event, p_event, OTF2_PARAMETER_TYPE_STRING);
   for (std::size_t i = 0; i < u.metrics.size(); ++i) {
     const auto id = static_cast<std::uint32_t>(i);
     OTF2_GlobalDefWriter_WriteMetricMember(

@@ -13,7 +13,7 @@
 
 namespace grain::instrumentation::trace_detail {
 
-// A rank's own ids of strings, metrics and trigger attributes, numbered in the order the rank
+// A rank's own ids of strings, metrics and named attributes, numbered in the order the rank
 // meets them while it records; at the end they go into its local_definitions.
 class local_ids {
  public:
@@ -21,9 +21,10 @@ class local_ids {
   OTF2_StringRef string(const std::string& s);
   std::uint32_t metric(const std::string& name, const std::string& unit,
                        const std::string& description, OTF2_MetricMode mode);
-  // "trigger:<counter>" attributes, numbered after the fixed ones.
-  std::uint32_t trigger_attribute(const std::string& counter);
-  // The strings, metrics and triggers, in their ids' order.
+  // A double attribute by its full name ("trigger:<counter>", "<prefix>:<field>"), numbered
+  // after the fixed ones.
+  std::uint32_t named_attribute(const std::string& name);
+  // The strings, metrics and named attributes, in their ids' order.
   void describe(local_definitions& d) const;
 
  private:

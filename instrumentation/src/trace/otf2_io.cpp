@@ -1,11 +1,14 @@
-// OTF2's error messages while grain writes an archive, and the flush and memory callbacks that
-// keep a failed write (a full disk) from crashing OTF2 at close.
+// OTF2's error messages while grain writes an archive, the writer's state after a failed write,
+// and the flush and memory callbacks that keep a failed write (a full disk) from crashing OTF2
+// at close.
 #if GRAIN_WITH_OTF2  // CMake GRAIN_WITH_OTF2; without it nothing here is built
 #include "otf2_io.hpp"
 
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+
+#include <spdlog/spdlog.h>
 
 #include "grain/clock.hpp"
 
@@ -119,6 +122,40 @@ std::string otf2_error_capture::first_error() {
 
 bool otf2_error_capture::error_seen() noexcept {
   return g_error_seen.load(std::memory_order_relaxed);
+}
+
+bool otf2_failure::failed() {
+  if (!failed_.load(std::memory_order_relaxed) && otf2_error_capture::error_seen()) fail();
+  return failed_.load(std::memory_order_relaxed);
+}
+
+void otf2_failure::fail() {
+  if (failed_.exchange(true)) return;
+  std::string why = otf2_error_capture::first_error();
+  if (why.empty()) why = "OTF2 refused a record";
+  {
+    std::lock_guard lk(m_);
+    error_ = why;
+  }
+  spdlog::error(
+      "grain: trace {}: cannot write ({}); tracing stops here, the program goes on, and the "
+      "archive is left incomplete ({}.incomplete)",
+      path_, why, path_);
+}
+
+void otf2_failure::fail_because(const std::string& why) {
+  if (failed_.exchange(true)) return;
+  {
+    std::lock_guard lk(m_);
+    error_ = why;
+  }
+  spdlog::error("grain: trace {}: {}; the archive is left incomplete ({}.incomplete)", path_, why,
+                path_);
+}
+
+std::string otf2_failure::error() {
+  std::lock_guard lk(m_);
+  return error_;
 }
 
 chunk_graveyard::~chunk_graveyard() {

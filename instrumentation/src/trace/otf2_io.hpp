@@ -1,6 +1,7 @@
 #pragma once
-// OTF2's error messages while grain writes an archive, and the flush and memory callbacks that
-// keep a failed write (a full disk) from crashing OTF2 at close (otf2_io.cpp).
+// OTF2's error messages while grain writes an archive, the writer's state after a failed write,
+// and the flush and memory callbacks that keep a failed write (a full disk) from crashing OTF2
+// at close (otf2_io.cpp).
 #include <otf2/otf2.h>
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace grain::instrumentation::trace_detail {
@@ -24,6 +26,29 @@ struct otf2_error_capture {
   // A failed flush does not always reach the caller as an error code (a short write at close
   // is only reported to the callback): the writer looks at this as well.
   static bool error_seen() noexcept;
+};
+
+// The writer's state after a failed write: the first failure ends the recording (a full disk
+// does not get emptier); from then on records are dropped, with one message, and the program
+// goes on.
+class otf2_failure {
+ public:
+  explicit otf2_failure(std::string path) : path_(std::move(path)) {}
+  // Also notices an error OTF2 reported only to its callback (otf2_error_capture).
+  bool failed();
+  // A write failed: OTF2's first message says why.
+  void fail();
+  // The archive cannot be completed for another reason (a signal, another rank).
+  void fail_because(const std::string& why);
+  std::string error();
+  // The flag the flush callbacks and the graveyard read.
+  std::atomic<bool>* flag() noexcept { return &failed_; }
+
+ private:
+  std::string path_;
+  std::atomic<bool> failed_{false};
+  std::mutex m_;
+  std::string error_;
 };
 
 // After a failed write OTF2's file layer still points into the chunks it could not write, and

@@ -1,13 +1,14 @@
 #pragma once
-// How grain lays an OTF2 archive out: the attribute ids, the locations each rank has after its
-// workers', the parcels' communicator and its groups, and how a location's id is made.
+// How grain lays an OTF2 archive out: the attribute and parameter ids, the locations each rank has
+// after its workers', the parcels' communicator and its groups, and how a location's id is made.
 #include <otf2/otf2.h>
 
 #include <cstdint>
 
 namespace grain::instrumentation::trace_detail {
 
-// Attribute ids (OTF2 AttributeRef); "trigger:<counter>" attributes follow fixed_attributes.
+// Attribute ids (OTF2 AttributeRef); the named double attributes ("trigger:<counter>" of a
+// decision, "<prefix>:<field>" of a point event) follow fixed_attributes.
 enum attribute_id : std::uint32_t {
   attr_guid = 0,
   attr_parent = 1,
@@ -21,6 +22,16 @@ enum attribute_id : std::uint32_t {
   attr_reason = 9,
   attr_parcels = 10,
   fixed_attributes = 11
+};
+
+// Parameter ids (OTF2 ParameterRef): a decision's reason, knob, old and new values (integer
+// knobs); a point event's name (event_kinds.hpp).
+enum parameter_id : std::uint32_t {
+  param_reason = 0,
+  param_knob = 1,
+  param_old = 2,
+  param_new = 3,
+  param_event = 4
 };
 
 // Location indices after the workers' (0..workers-1).

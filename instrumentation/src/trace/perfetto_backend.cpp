@@ -6,8 +6,8 @@
 // sequence (name_iid) and timestamps are deltas on a sequence-scoped incremental clock. Counter
 // samples, knob values and decisions go to sequence 1 (absolute CLOCK_MONOTONIC timestamps)
 // when they happen. Tracks: one process track per locality, a thread track per worker, the
-// "policy engine" thread track for decisions (instant events with their arguments as debug
-// annotations), one counter track per counter and knob. A task's first phase starts a flow
+// "policy engine" thread track for decisions and point events (instant events with their arguments
+// as debug annotations), one counter track per counter and knob. A task's first phase starts a flow
 // (flow_ids = its GUID); its children's first phases end it (legacy_event FLOW_IN with
 // bind_id = parent GUID, which leaves the flow open for the next child), so Perfetto draws an
 // arrow from the parent to every child. With several ranks (one file each) a "network" thread
@@ -28,6 +28,7 @@
 #include "grain/instrumentation/counters.hpp"
 #include "handover.hpp"
 #include "message_flows.hpp"
+#include "perfetto_annotations.hpp"
 #include "perfetto_fields.hpp"
 #include "perfetto_wire.hpp"
 #include "session_core.hpp"
@@ -315,13 +316,6 @@ class perfetto_backend final : public backend {
     used_ = 0;
   }
 
-  static void annotation_uint(std::string& out, const std::string& name, std::uint64_t v) {
-    auto a = pb::open(out, f::debug_annotations);
-    pb::put_string(out, f::annotation_name, name);
-    pb::put_uint(out, f::uint_value, v);
-    pb::close(out, a);
-  }
-
   // ---- sequence 1 (aux_mutex held) --------------------------------------------------------
 
   // A counter track per counter or knob, described the first time it has a value.
@@ -376,53 +370,49 @@ class perfetto_backend final : public backend {
     file_.write(out);
   }
 
-  static void annotation(std::string& out, const std::string& name, const std::string& v) {
-    auto a = pb::open(out, f::debug_annotations);
-    pb::put_string(out, f::annotation_name, name);
-    pb::put_string(out, f::string_value, v);
-    pb::close(out, a);
-  }
-  static void annotation(std::string& out, const std::string& name, double v) {
-    auto a = pb::open(out, f::debug_annotations);
-    pb::put_string(out, f::annotation_name, name);
-    pb::put_double(out, f::double_value, v);
-    pb::close(out, a);
-  }
-
-  void decision(session_core&, const decision_record& r, std::uint64_t ts) override {
-    std::string out;
+  // An instant on the policy engine's track: the packet and track event to close after the
+  // arguments.
+  std::pair<std::size_t, std::size_t> policy_instant(std::string& out, std::uint64_t ts,
+                                                     const std::string& name) {
     const auto p = begin_packet(out, aux_sequence());
     pb::put_uint(out, f::timestamp, ts);
     auto te = pb::open(out, f::track_event);
     pb::put_uint(out, f::type, instant);
     pb::put_uint(out, f::track_uuid, policy_track());
-    pb::put_string(out, f::name, "policy:" + r.rule);
+    pb::put_string(out, f::name, name);
+    return {p, te};
+  }
+
+  void decision(session_core&, const decision_record& r, std::uint64_t ts) override {
+    std::string out;
+    const auto [p, te] = policy_instant(out, ts, "policy:" + r.rule);
     annotation(out, "rule", r.rule);
     annotation(out, "knob", r.knob);
     if (r.type != knob_type::real) {  // integer and enumeration knobs: exact integers
-      for (auto [n, v] :
-           {std::pair{"old_value", r.old_value}, std::pair{"new_value", r.new_value}}) {
-        auto a = pb::open(out, f::debug_annotations);
-        pb::put_string(out, f::annotation_name, n);
-        pb::put_int(out, f::int_value, static_cast<std::int64_t>(v));
-        pb::close(out, a);
-      }
+      annotation_int(out, "old_value", static_cast<std::int64_t>(r.old_value));
+      annotation_int(out, "new_value", static_cast<std::int64_t>(r.new_value));
     } else {
       annotation(out, "old_value", r.old_value);
       annotation(out, "new_value", r.new_value);
     }
     annotation(out, "requested", r.requested);
-    {
-      auto a = pb::open(out, f::debug_annotations);
-      pb::put_string(out, f::annotation_name, "clamped");
-      pb::put_bool(out, f::bool_value, r.clamped);
-      pb::close(out, a);
-    }
+    annotation_bool(out, "clamped", r.clamped);
     annotation(out, "reason", r.reason);
     for (auto& [n, v] : r.trigger) annotation(out, "trigger:" + n, v);
     pb::close(out, te);
     pb::close(out, p);
     counter_value(out, counter_track(out, "knob:" + r.knob, ""), ts, r.new_value);
+    file_.write(out);
+  }
+
+  // A point event (event_kinds.hpp): an instant on the policy engine's track, its fields as
+  // annotations.
+  void event(session_core&, const event_record& r, std::uint64_t ts) override {
+    std::string out;
+    const auto [p, te] = policy_instant(out, ts, r.full_name());
+    for (auto& [n, v] : r.fields) annotation(out, n, v);
+    pb::close(out, te);
+    pb::close(out, p);
     file_.write(out);
   }
 

@@ -41,6 +41,7 @@ struct session_core {
   std::uint64_t aux_last_ts = 0;
   std::uint64_t samples = 0;
   std::uint64_t decisions = 0;
+  std::uint64_t events = 0;  // point events (event_kinds.hpp)
 
   // Counters to record: the snapshot indices, recomputed when the layout changes
   // (session_listeners.cpp).
@@ -53,6 +54,13 @@ struct session_core {
     if (ts < aux_last_ts) ts = aux_last_ts;
     aux_last_ts = ts;
     return ts;
+  }
+
+  // A point event (event_kinds.hpp) at `ts`, aux_mutex held, while the session records (its
+  // caller stops calling before the back end finalizes: session_listeners.cpp's sampler_sink).
+  void record_event_locked(const event_record& r, std::uint64_t ts) {
+    be->event(*this, r, clamp_aux(ts));
+    ++events;
   }
 };
 

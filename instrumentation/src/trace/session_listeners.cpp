@@ -1,4 +1,5 @@
-// Counter samples and policy decisions into the trace (see session_listeners.hpp).
+// Counter samples, the program's events and policy decisions into the trace (see
+// session_listeners.hpp).
 #include "session_listeners.hpp"
 
 #include <mutex>
@@ -8,14 +9,23 @@
 
 namespace grain::instrumentation::trace_detail {
 
-class counter_sink final : public listener {
+// The sampler's listener: counter samples (when the session records them) and the program's
+// events (grain::event, a point event of event_kinds.hpp), on the sampler's thread and on the
+// thread that raised the event.
+class sampler_sink final : public listener {
  public:
-  explicit counter_sink(session_core& s) : s_(s) {}
+  explicit sampler_sink(session_core& s) : s_(s) {}
   void on_sample(const counter_snapshot& snap) override {
+    if (!s_.cfg.counters) return;
     std::lock_guard lk(s_.aux_mutex);
     if (closed) return;
     s_.be->sample(s_, snap);
     ++s_.samples;
+  }
+  void on_event(const app_event& e) override {
+    std::lock_guard lk(s_.aux_mutex);
+    if (closed) return;
+    s_.record_event_locked({event_kind::app, e.name, e.payload}, e.time_ns);
   }
   bool closed = false;  // under aux_mutex
 
@@ -64,19 +74,17 @@ void session_listeners::start(session_core& s) {
       ++sc->decisions;
     });
   }
-  if (s.cfg.counters) {
-    counters_ = std::make_unique<counter_sink>(s);
-    add_listener(counters_.get());
-  }
+  sampler_ = std::make_unique<sampler_sink>(s);
+  add_listener(sampler_.get());
 }
 
 void session_listeners::stop(session_core& s, bool emergency) {
-  if (counters_) {
+  if (sampler_) {
     // The final values (the sampler's own final snapshot comes after our stop).
-    if (!emergency) sample_now();
-    remove_listener(counters_.get());
+    if (!emergency && s.cfg.counters) sample_now();
+    remove_listener(sampler_.get());
     std::lock_guard al(s.aux_mutex);
-    counters_->closed = true;
+    sampler_->closed = true;
   }
   if (decisions_) {
     knobs().remove_listener(decision_listener_);

@@ -1,15 +1,15 @@
 #pragma once
-// What the session records besides the task path: counter samples (a counter listener) and
-// policy decisions with the knobs' values (a knob listener), written by the back end under
-// the session's aux_mutex. Separate from the hooks: these run on the sampler's and the policy
-// engine's threads, not on workers.
+// What the session records besides the task path: counter samples and the program's events (a
+// listener of the sampler), policy decisions with the knobs' values (a knob listener), written
+// by the back end under the session's aux_mutex. Separate from the hooks: these run on the
+// sampler's and the policy engine's threads and on the thread that raised an event.
 #include <memory>
 
 #include "session_core.hpp"
 
 namespace grain::instrumentation::trace_detail {
 
-class counter_sink;
+class sampler_sink;
 struct decision_sink;
 
 class session_listeners {
@@ -27,7 +27,7 @@ class session_listeners {
   void stop(session_core& s, bool emergency);
 
  private:
-  std::unique_ptr<counter_sink> counters_;
+  std::unique_ptr<sampler_sink> sampler_;
   std::shared_ptr<decision_sink> decisions_;
   int decision_listener_ = -1;
 };
