@@ -12,6 +12,18 @@
 
 namespace collectives_bench {
 
+// The shared load injection (apps/common), by the names this benchmark has always used.
+using load_injection::calibrate;
+using load_injection::check;
+using load_injection::distribution;
+using load_injection::distribution_from_name;
+using load_injection::distribution_name;
+using load_injection::iterations_per_us;
+using load_injection::load_spec;
+using load_injection::set_iterations_per_us;
+using load_injection::spin_us;
+using load_injection::units;
+
 enum class variant { grain, omp_static, omp_dynamic, omp_tasks, omp_iallreduce, mpi };
 enum class overlap_mode { off, sequential, parallel };
 

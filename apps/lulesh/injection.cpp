@@ -7,9 +7,9 @@ injector::injector(const options& o, int rank, int ranks)
   spec_.ranks = static_cast<std::uint32_t>(ranks);
   if (!on_) return;
   if (o.iters_per_us > 0)
-    collectives_bench::set_iterations_per_us(o.iters_per_us);
+    load_injection::set_iterations_per_us(o.iters_per_us);
   else
-    collectives_bench::calibrate();
+    load_injection::calibrate();
 }
 
 void injector::set_partitions(index_t parts) noexcept {
@@ -20,9 +20,9 @@ void injector::set_partitions(index_t parts) noexcept {
 void injector::operator()(loop l, index_t cycle, index_t p) const {
   if (!on_) return;
   const auto task = static_cast<std::uint32_t>(static_cast<index_t>(l) * parts_ + p);
-  const double u = collectives_bench::units(spec_, static_cast<std::uint64_t>(cycle),
-                                            static_cast<std::uint32_t>(rank_), task);
-  collectives_bench::spin_us(u * spec_.unit_us);
+  const double u = load_injection::units(spec_, static_cast<std::uint64_t>(cycle),
+                                         static_cast<std::uint32_t>(rank_), task);
+  load_injection::spin_us(u * spec_.unit_us);
 }
 
 }  // namespace lulesh

@@ -5,7 +5,7 @@
 // (element_material). Each
 // partition of each of those loops spins its drawn amount of the work quantum before its
 // share of the loop, so a variant's partitions carry the same amounts whatever runs them; the
-// amounts come from grain-collectives-bench's load-injection library (one draw per
+// amounts come from the applications' load-injection library, apps/common (one draw per
 // (cycle, rank, loop, partition)).
 #include "load_injection.hpp"
 #include "options.hpp"
@@ -33,7 +33,7 @@ class injector {
 
  private:
   bool on_;
-  collectives_bench::load_spec spec_;
+  load_injection::load_spec spec_;
   int rank_;
   index_t parts_ = 1;
 };

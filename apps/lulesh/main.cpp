@@ -31,9 +31,8 @@ std::string describe(const options& o, const run_result& r) {
   s += ", partition " + std::to_string(r.partition) + " elements (" + std::to_string(r.partitions) +
        " partitions)";
   if (o.inject)
-    s += ", injected " + std::string(collectives_bench::distribution_name(o.load.dist)) +
-         " load (" + std::to_string(collectives_bench::iterations_per_us()) +
-         " spin iterations per us)";
+    s += ", injected " + std::string(load_injection::distribution_name(o.load.dist)) + " load (" +
+         std::to_string(load_injection::iterations_per_us()) + " spin iterations per us)";
   return s;
 }
 

@@ -52,8 +52,9 @@ std::string usage() {
          " --threads=N     the omp variant's threads (default: OpenMP's)\n"
          " --domains-per-locality=K  K domains of -s N on each locality (a cube in all):\n"
          "                 more, smaller pieces of work per worker (grain variant)\n"
-         " --priority=critical|none  the material and clock tasks (the time step's critical\n"
-         "                 path) at high priority, or all alike (default none)\n"
+         " --priority=critical|pool|none  the material and clock tasks (the time step's\n"
+         "                 critical path) at high priority, in the pool \"critical\"\n"
+         "                 (--grain:pools=critical:N), or all alike (default none)\n"
          " --partition=N   elements per partition; the knob lulesh.partition starts here\n"
          "                 (default: the domain in 16 partitions per worker, at least 64)\n"
          " --inject=DIST   spin injected load in the six heaviest loops, per partition:\n"
@@ -149,17 +150,19 @@ options parse_options(int argc, char** argv) {
         o.threads = static_cast<int>(parse_int(key, v.c_str(), 1, 4096));
       } else if (key == "--priority") {
         if (value == "critical")
-          o.critical_priority = true;
+          o.critical = options::critical_route::priority;
+        else if (value == "pool")
+          o.critical = options::critical_route::pool;
         else if (value == "none")
-          o.critical_priority = false;
+          o.critical = options::critical_route::none;
         else
-          throw bad_option{"--priority must be critical or none, got '" + v + "'"};
+          throw bad_option{"--priority must be critical, pool or none, got '" + v + "'"};
       } else if (key == "--domains-per-locality") {
         o.domains_per_locality = static_cast<int>(parse_int(key, v.c_str(), 1, 4096));
       } else if (key == "--partition") {
         o.partition = static_cast<index_t>(parse_int(key, v.c_str(), 1, int_max));
       } else if (key == "--inject") {
-        const auto d = collectives_bench::distribution_from_name(value);
+        const auto d = load_injection::distribution_from_name(value);
         if (!d)
           throw bad_option{
               "--inject must be uniform, scaled, gaussian, poisson or exponential, "
@@ -189,7 +192,7 @@ options parse_options(int argc, char** argv) {
     throw bad_option{"--domains-per-locality needs --variant=grain"};
   if (o.inject) {
     try {
-      collectives_bench::check(o.load);
+      load_injection::check(o.load);
     } catch (const std::exception& e) {
       throw bad_option{std::string("--inject: ") + e.what()};
     }

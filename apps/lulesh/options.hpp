@@ -26,12 +26,15 @@ struct options {
   int threads = 0;               // OpenMP threads (0: OpenMP's default)
   index_t partition = 0;         // elements per partition (0: automatic); the knob lulesh.partition
   int domains_per_locality = 1;  // --domains-per-locality: K domains on each locality
-  // --priority=critical: the tasks on the time step's critical path (material, clock) run at
-  // high priority; none (the default, faster in docs/lulesh.md's measurement): all alike.
-  bool critical_priority = false;
+  // The tasks on the time step's critical path (material, clock): --priority=critical runs them
+  // at high priority, --priority=pool in the pool "critical" (--grain:pools=critical:N, Jiang et
+  // al. 2020's decoupled pool, whose split critical_pool.lua can move); none (the default,
+  // faster in docs/lulesh.md's measurement): all alike.
+  enum class critical_route { none, priority, pool };
+  critical_route critical = critical_route::none;
   // Load injection into the six heaviest loops (Wickramasinghe et al. 2017 section V).
   bool inject = false;
-  collectives_bench::load_spec load;
+  load_injection::load_spec load;
   double iters_per_us = 0;  // spin calibration (0: measure at start)
 };
 

@@ -38,6 +38,18 @@ namespace {
 using done = grain::shared_future<void>;
 using messages = std::vector<grain::shared_future<std::vector<real>>>;
 
+grain::executor critical_executor(const options& o) {
+  switch (o.critical) {
+    case options::critical_route::priority:
+      return grain::executor{grain::priority::high};
+    case options::critical_route::pool:
+      return grain::executor{"critical"};
+    case options::critical_route::none:
+      break;
+  }
+  return grain::executor{};
+}
+
 // The state of the time loop at the start of a cycle, after its time increment.
 struct clock_state {
   bool stop = false;
@@ -84,7 +96,12 @@ struct cycle_futures {
 class driver {
  public:
   driver(domain& d, const options& o, injector& inject, grain::knob& knob, const halo* h)
-      : d_(d), o_(o), inject_(inject), knob_(knob), halo_(h && h->active() ? h : nullptr) {}
+      : d_(d),
+        o_(o),
+        inject_(inject),
+        knob_(knob),
+        halo_(h && h->active() ? h : nullptr),
+        critical_(critical_executor(o)) {}
 
   run_result run();
 
@@ -101,6 +118,9 @@ class driver {
   injector& inject_;
   grain::knob& knob_;
   const halo* halo_;
+  // Where the material and clock tasks run (--priority): the constructor of a pool's executor
+  // throws, naming the pools, when --grain:pools did not create "critical".
+  grain::executor critical_;
   std::uint64_t last_end_ns_ = 0;
 };
 
@@ -194,8 +214,7 @@ cycle_futures driver::submit(const partitioning& parts, const std::vector<done>&
   grain::shared_future<dt_bounds> reduced;
   // The material tasks end the cycle and feed the reduction that the next cycle's nodes wait
   // for: ahead of the next cycle's forces, which become ready at the same time.
-  const grain::executor critical =
-      o_.critical_priority ? grain::executor{grain::priority::high} : grain::executor{};
+  const grain::executor& critical = critical_;
   for (index_t p = 0; p < n; ++p) {
     std::vector<done> in = pick(kinematics, parts.face_neighbours(p));
     if (multi) in.push_back(ghosts);

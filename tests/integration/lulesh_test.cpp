@@ -27,6 +27,20 @@ TEST_F(Lulesh, GrainCriticalPathAtHighPriority) {
   expect_reference(run("-s 10 --grain:threads=2 --priority=critical"), s10_iterations, s10_energy);
 }
 
+// The critical path's tasks on a pool of their own (Jiang et al. 2020), with critical_pool.lua
+// free to move the split: the same answer; without the pool the run is refused, naming it.
+TEST_F(Lulesh, GrainCriticalPathOnItsOwnPool) {
+  expect_reference(run("-s 10 --grain:threads=2 --priority=pool --grain:pools=critical:1"),
+                   s10_iterations, s10_energy);
+  expect_reference(run("-s 10 --grain:threads=2 --priority=pool --grain:pools=critical:1 "
+                       "--grain:sample-interval=5 --grain:policy=" GRAIN_SOURCE_DIR
+                       "/policies-lua/critical_pool.lua"),
+                   s10_iterations, s10_energy);
+  const report r = run("-s 5 -i 3 --grain:threads=2 --priority=pool");
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "no pool named 'critical'")) << r.output;
+}
+
 TEST_F(Lulesh, GrainFineAndCoarsePartitions) {
   // One element per task, and the whole domain in one task.
   expect_reference(run("-s 10 --grain:threads=2 --partition=1"), s10_iterations, s10_energy);

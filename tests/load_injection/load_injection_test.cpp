@@ -1,4 +1,4 @@
-// The load-injection library of grain-collectives-bench (apps/collectives/load_injection.hpp):
+// The applications' load-injection library (apps/common/load_injection.hpp):
 // each distribution's mean and spread over many draws, reproducibility from Wickramasinghe et al.
 // 2017, the fraction of tasks or ranks affected, scaled's single outlier, the checks of bad
 // parameters.
@@ -12,7 +12,7 @@
 
 #include "load_injection.hpp"
 
-namespace collectives_bench {
+namespace load_injection {
 namespace {
 
 struct moments {
@@ -168,4 +168,4 @@ TEST(LoadInjection, SpinScalesWithTheAmount) {
 }
 
 }  // namespace
-}  // namespace collectives_bench
+}  // namespace load_injection

@@ -4,14 +4,16 @@
 // b], scaled (one assignment of the iteration gets 1 + s units, the others 1), gaussian (mu,
 // sigma), poisson (mean) or exponential (mean) — applied to a chosen fraction of tasks or of
 // ranks (the others get exactly one unit). A draw depends only on (seed, iteration, rank,
-// task), never on the order tasks run in, so every variant of grain-collectives-bench (grain,
-// MPI+OpenMP, MPI only) gets the same amounts. Runtime-free: no grain, MPI or OpenMP here.
+// task), never on the order tasks run in, so every variant of an application (grain,
+// MPI+OpenMP, MPI only) gets the same amounts. Shared by the applications that inject load
+// (grain-collectives-bench, grain-lulesh): one library, not a copy per application.
+// Runtime-free: no grain, MPI or OpenMP here.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
-namespace collectives_bench {
+namespace load_injection {
 
 enum class distribution { uniform, scaled, gaussian, poisson, exponential };
 std::optional<distribution> distribution_from_name(std::string_view name);
@@ -47,4 +49,4 @@ double calibrate();
 void set_iterations_per_us(double v);
 double iterations_per_us();
 
-}  // namespace collectives_bench
+}  // namespace load_injection

@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace collectives_bench {
+namespace load_injection {
 
 namespace {
 
@@ -179,4 +179,4 @@ std::uint64_t spin_us(double us) {
   return spin_iterations(static_cast<std::uint64_t>(us * iterations_per_us()));
 }
 
-}  // namespace collectives_bench
+}  // namespace load_injection
