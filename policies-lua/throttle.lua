@@ -3,10 +3,15 @@
 -- Reads:   /threads{locality#R/pool#<pool>/total}/time/overall      sum(t_func), ns
 --          /threads{locality#R/pool#<pool>/total}/time/cumulative   sum(t_exec), ns
 --          /threads{locality#R/pool#<pool>/total}/time/preempted    P, ns waiting for a CPU
+--          /threads{locality#R/pool#<pool>/total}/time/idle         ns looking for work
 --          (their differences give the idle rate of the last period, docs/counters.md Eq. 1p:
 --           (ΔΣt_func - ΔΣt_exec - ΔP) / (ΔΣt_func - ΔP), Grubel et al. 2015's Eq. 1 where the
 --           kernel gives no P: a worker kept off its CPU by another process is not idle; the
---           /idle-rate counters average since the last reset and would react far too slowly)
+--           /idle-rate counters average since the last reset and would react far too slowly.
+--           Σt_exec grows only when a task ends, so a task that runs for the whole period —
+--           a tree search whose children run inline — looks idle by Eq. 1p; the time the
+--           workers spent looking for work, max(0, Δidle - ΔP) / (ΔΣt_func - ΔP), does not,
+--           and the rule reads the smaller of the two)
 -- Changes: pool.<pool>.workers (the elastic pool size; workers above it sleep)
 -- Why:     a pool whose workers mostly look for work wastes cores that other pools or other
 --          processes could use, and pays for the search (Grubel et al. 2015: the idle rate
@@ -38,23 +43,26 @@ function M.start(given)
   local knob = grain.knob("pool." .. cfg.pool .. ".workers")
   local max_workers = knob:info().max
   local prefix = "/threads{locality#" .. grain.locality .. "/pool#" .. cfg.pool .. "/total}/time/"
-  local last_func, last_exec, last_pre
+  local last_func, last_exec, last_pre, last_idle
   local idle_runs, busy_runs = 0, 0
 
   return grain.every(cfg.period_ms, function()
     local func = grain.counter(prefix .. "overall")
     local exec = grain.counter(prefix .. "cumulative")
     local pre = grain.counter(prefix .. "preempted")   -- nil where the kernel does not say
+    local searching = grain.counter(prefix .. "idle")
     if not func or not exec then return end            -- no sample yet
     if last_func == nil or func < last_func then       -- first period, or counters reset
-      last_func, last_exec, last_pre = func, exec, pre
+      last_func, last_exec, last_pre, last_idle = func, exec, pre, searching
       return
     end
     local dfunc, dexec = func - last_func, exec - last_exec
     local dpre = (pre and last_pre) and math.min(math.max(0, pre - last_pre), dfunc) or 0
-    last_func, last_exec, last_pre = func, exec, pre
+    local didle = (searching and last_idle) and math.max(0, searching - last_idle) or nil
+    last_func, last_exec, last_pre, last_idle = func, exec, pre, searching
     if dfunc - dpre <= 0 then return end
     local idle = math.max(0, dfunc - dexec - dpre) / (dfunc - dpre)
+    if didle then idle = math.min(idle, math.max(0, didle - dpre) / (dfunc - dpre)) end
 
     if idle > cfg.high then
       idle_runs, busy_runs = idle_runs + 1, 0

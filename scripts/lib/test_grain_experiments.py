@@ -236,3 +236,19 @@ def test_number_lists():
     with pytest.raises(SystemExit) as e:
         ap.parse_args(["--nx=10,-1"])
     assert e.value.code == 2
+
+
+def test_busy_loop_spins_over_its_window_only():
+    import time
+    busy = gx.BusyLoop(start=0.05, stop=0.45)
+    busy.arm()
+    time.sleep(0.2)
+    assert busy.proc is not None and busy.proc.poll() is None  # spinning inside the window
+    time.sleep(0.5)
+    assert busy.proc.returncode is not None  # stopped at `stop`, before close()
+    busy.close()
+    assert 0 < busy.cpu_s < 0.6
+    never = gx.BusyLoop(start=5)
+    with never:
+        pass  # the run ended before the window began: nothing was started
+    assert never.proc is None and never.cpu_s == 0

@@ -98,9 +98,10 @@ TEST(PreemptionPolicies, AdaptiveGrainDoesNotCoarsenOnPreemptedTime) {
       << "a window that is mostly wait does not count for t_m";
 }
 
-// A pool of 4 whose workers spend 100 ms of each 400 ms in tasks and 250 ms waiting for a CPU
-// (another process has it): idle rate 0.75 read plainly, 50/150 = 0.33 without the wait — inside
-// throttle's band [0.2, 0.5], so the pool keeps its workers.
+// A pool of 4 whose workers spend 100 ms of each 400 ms in tasks and 250 ms of the search for
+// work waiting for a CPU (another process has it): idle rate 0.75 read plainly (0.63 from the
+// search time), 50/150 = 0.33 without the wait (0 from the search time less the wait) — not
+// above throttle's `high` (0.5), so the pool keeps its workers.
 std::size_t throttle_moves(const std::string& pool, bool preempted_known) {
   grain::knob& k = grain::knobs().define_int("pool." + pool + ".workers", 1, 4, 4, "workers");
   const auto from = grain::knobs().decisions().size();
@@ -108,7 +109,8 @@ std::size_t throttle_moves(const std::string& pool, bool preempted_known) {
   e.load_string("require('throttle').start{ pool = '" + pool + "', patience = 2 }\n", "start.lua");
   feed f(e, "locality#0/pool#" + pool + "/total");
   for (int i = 0; i < 6; ++i) {
-    f.window(100, 100e6, 300e6, 0, preempted_known ? 250e6 : -1);
+    // 250 ms of the 300 ms outside tasks waiting for a CPU in the search for work (time/idle).
+    f.window(100, 100e6, 300e6, 250e6, preempted_known ? 250e6 : -1);
     e.pump();
     e.run_periodic_now();
   }
@@ -121,6 +123,24 @@ TEST(PreemptionPolicies, ThrottleKeepsWorkersThatWaitForACpu) {
       << "workers kept off their CPU by another process are not idle";
   EXPECT_GE(throttle_moves("pptestunknown", false), 1u)
       << "without time/preempted the wait reads as idleness, as before";
+}
+
+// Tasks that run for the whole period (a tree search whose children run inline in one task):
+// Σt_exec does not grow until they end, so the plain idle rate reads 1 while the workers never
+// look for work (time/idle does not grow); throttle reads the search time and keeps them.
+TEST(PreemptionPolicies, ThrottleKeepsWorkersInLongTasks) {
+  grain::knob& k = grain::knobs().define_int("pool.pptestlong.workers", 1, 4, 4, "workers");
+  const auto from = grain::knobs().decisions().size();
+  engine e;
+  e.load_string("require('throttle').start{ pool = 'pptestlong', patience = 2 }\n", "start.lua");
+  feed f(e, "locality#0/pool#pptestlong/total");
+  for (int i = 0; i < 6; ++i) {
+    f.window(0, 0, 400e6, 0, 0);
+    e.pump();
+    e.run_periodic_now();
+  }
+  EXPECT_EQ(decisions_on(k.name(), from), 0u) << "a worker inside a long task is not idle";
+  EXPECT_EQ(k.int_value(), 4);
 }
 
 }  // namespace

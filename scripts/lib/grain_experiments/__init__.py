@@ -16,6 +16,7 @@ The modules, one concept each:
   provenance  commit, machine shape, load, date, command line
   results     the out/ folder (--out), CSV files, run summaries, tables written into docs
   figures     one style for every figure: title, axis names, spread, provenance footer
+  interference  another process on the machine: a busy loop over a window of a run
 """
 
 import sys
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from .build import ROOT, BuildError, add_build_options, find_binary, mpirun
 from .figures import errorbars, finish, pyplot, subplots
+from .interference import BusyLoop
 from .options import number_list, numbers
 from .provenance import footer, provenance
 from .results import (add_out_option, out_dir, read_csv, read_summary, save_runs,
@@ -30,7 +32,7 @@ from .results import (add_out_option, out_dir, read_csv, read_summary, save_runs
 from .runs import Progress, Run, interleaved, run
 from .stats import describe, iqr, median, spread
 
-__all__ = ["ROOT", "BuildError", "Progress", "Run", "add_build_options", "add_out_option",
+__all__ = ["ROOT", "BuildError", "BusyLoop", "Progress", "Run", "add_build_options", "add_out_option",
            "describe", "die", "errorbars", "find_binary", "finish", "fmt_time", "footer",
            "interleaved", "iqr", "median", "mpirun", "note", "number_list", "numbers",
            "out_dir", "provenance", "pyplot", "read_csv", "read_summary", "run", "save_runs",
