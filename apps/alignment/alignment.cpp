@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/app_args.hpp"
+#include "common/app_main.hpp"
 #include "grain/grain.hpp"
 #include "kernels/alignment.hpp"
 
@@ -128,7 +129,7 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
-// --help (bench::args::help_requested).
+// --help (bench::app_main).
 constexpr char usage_text[] =
     "usage: grain-alignment [--input=FILE.fasta | --sequences=100 --length=300 --seed=1]\n"
     "                       [--repeat=R] [--verify=1] [--grain:...]\n"
@@ -144,10 +145,5 @@ constexpr char usage_text[] =
     "  --write-fasta=FILE write the synthetic set as FASTA and exit\n";
 
 int main(int argc, char** argv) {
-  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
-  try {
-    return run_main(argc, argv);
-  } catch (const std::exception& e) {
-    return grain::fatal_error("grain-alignment", e);
-  }
+  return bench::app_main(argc, argv, "grain-alignment", usage_text, run_main);
 }

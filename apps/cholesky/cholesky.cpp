@@ -13,7 +13,7 @@
 #include <string>
 
 #include "../critical/command_line.hpp"
-#include "common/app_args.hpp"
+#include "common/app_main.hpp"
 #include "factor.hpp"
 #include "grain/grain.hpp"
 #include "threaded_peer.hpp"
@@ -130,7 +130,7 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
-// --help (bench::args::help_requested).
+// --help (bench::app_main).
 constexpr char usage_text[] =
     "usage: grain-cholesky [--n=2048] [--b=256] [--critical=none|auto|potrf,trsm,syrk,gemm]\n"
     "                      [--critical-via=pool|priority] [--repeat=R] [--peer] [--check=on|off]\n"
@@ -147,10 +147,5 @@ constexpr char usage_text[] =
     "  --check=on|off     compute the residual (default on)\n";
 
 int main(int argc, char** argv) {
-  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
-  try {
-    return run_main(argc, argv);
-  } catch (const std::exception& e) {
-    return grain::fatal_error("grain-cholesky", e);
-  }
+  return bench::app_main(argc, argv, "grain-cholesky", usage_text, run_main);
 }

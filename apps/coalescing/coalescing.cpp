@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "common/app_args.hpp"
+#include "common/app_main.hpp"
 #include "grain/clock.hpp"
 #include "grain/grain.hpp"
 #include "grain/instrumentation/app.hpp"
@@ -126,7 +127,7 @@ double counter(const std::string& name) {
 
 }  // namespace
 
-// --help (bench::args::help_requested).
+// --help (bench::app_main).
 #if GRAIN_COALESCING_DIRECT
 #define program_name "grain-coalescing-direct"
 #else
@@ -148,8 +149,12 @@ constexpr char usage_text[] =
     "  --chains=K         request chains per destination of a chains phase (4)\n"
     "Coalescing is on with --grain:coalescing=work (its knobs: --grain:knob=coalescing.work.*).\n";
 
-int main(int argc, char** argv) {
-  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
+namespace {
+
+// The program, after bench::app_main answered --help. An error inside the runtime's scope goes
+// to grain::fatal_error there, while the runtime is up: with several ranks every rank ends now
+// instead of waiting for the others at the runtime's stop.
+int run_main(int argc, char** argv) {
   // Options first: a bad one ends the program before the runtime starts (every rank sees the
   // same command line).
   std::string phases = "dense,sparse,dense";
@@ -261,4 +266,10 @@ int main(int argc, char** argv) {
     return grain::fatal_error("grain-coalescing", e);
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return bench::app_main(argc, argv, program_name, usage_text, run_main);
 }

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "common/app_args.hpp"
+#include "common/app_main.hpp"
 #include "grain/detail/task_overhead.hpp"
 #include "grain/grain.hpp"
 
@@ -97,7 +97,7 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
-// --help (bench::args::help_requested).
+// --help (bench::app_main).
 constexpr char usage_text[] =
     "usage: grain-fib [N] [--policy=async|fork|sync|adaptive] [--repeat=R] [--grain:...]\n"
     "Naive Fibonacci with one task per call, then what the runtime did.\n"
@@ -107,10 +107,5 @@ constexpr char usage_text[] =
     "  --repeat=R         runs of fib(N), each timed (default 1)\n";
 
 int main(int argc, char** argv) {
-  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
-  try {
-    return run_main(argc, argv);
-  } catch (const std::exception& e) {
-    return grain::fatal_error("grain-fib", e);
-  }
+  return bench::app_main(argc, argv, "grain-fib", usage_text, run_main);
 }

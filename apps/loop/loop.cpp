@@ -17,7 +17,7 @@
 
 #include <sys/resource.h>
 
-#include "common/app_args.hpp"
+#include "common/app_main.hpp"
 #include "grain/detail/task_overhead.hpp"
 #include "grain/grain.hpp"
 
@@ -178,7 +178,7 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
-// --help (bench::args::help_requested).
+// --help (bench::app_main).
 constexpr char usage_text[] =
     "usage: grain-loop --n=N --cost-ns=C --chunker=static:N|dynamic:N|guided:N|auto|adaptive|seq\n"
     "                  [--repeat=R] [--warmup=W] [--grain:...]\n"
@@ -190,10 +190,5 @@ constexpr char usage_text[] =
     "  --warmup=W         untimed runs first (default 1)\n";
 
 int main(int argc, char** argv) {
-  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
-  try {
-    return run_main(argc, argv);
-  } catch (const std::exception& e) {
-    return grain::fatal_error("grain-loop", e);
-  }
+  return bench::app_main(argc, argv, "grain-loop", usage_text, run_main);
 }

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "../critical/command_line.hpp"
-#include "common/app_args.hpp"
+#include "common/app_main.hpp"
 #include "grain/grain.hpp"
 #include "inputs.hpp"
 #include "sort_tasks.hpp"
@@ -111,7 +111,7 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
-// --help (bench::args::help_requested).
+// --help (bench::app_main).
 constexpr char usage_text[] =
     "usage: grain-mergesort [--n=10000000] [--leaf=20000] "
     "[--input=random|sorted|reverse|equal|few|\n"
@@ -129,10 +129,5 @@ constexpr char usage_text[] =
     "  --repeat=R         timed runs (default 1)\n";
 
 int main(int argc, char** argv) {
-  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
-  try {
-    return run_main(argc, argv);
-  } catch (const std::exception& e) {
-    return grain::fatal_error("grain-mergesort", e);
-  }
+  return bench::app_main(argc, argv, "grain-mergesort", usage_text, run_main);
 }

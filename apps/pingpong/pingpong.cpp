@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/app_args.hpp"
+#include "common/app_main.hpp"
 #include "grain/grain.hpp"
 #include "grain/instrumentation/counters.hpp"
 
@@ -58,7 +59,7 @@ long arg(int argc, char** argv, const std::string& name, long def) {
 
 }  // namespace
 
-// --help (bench::args::help_requested).
+// --help (bench::app_main).
 constexpr char usage_text[] =
     "usage: mpirun -np 2 grain-pingpong [--round-trips=N] [--posts=N] [--bytes=B] [--reps=R] "
     "[--grain:...]\n"
@@ -68,8 +69,12 @@ constexpr char usage_text[] =
     "  --bytes=B          the argument's size in bytes (default 8)\n"
     "  --reps=R           repetitions of each measurement (5)\n";
 
-int main(int argc, char** argv) {
-  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
+namespace {
+
+// The program, after bench::app_main answered --help. An error inside the runtime's scope goes
+// to grain::fatal_error there, while the runtime is up: with several ranks every rank ends now
+// instead of waiting for the others at the runtime's stop.
+int run_main(int argc, char** argv) {
   // Options first: a bad one ends the program before the runtime starts (every rank sees the
   // same command line).
   for (int i = 1; i < argc; ++i) {
@@ -147,4 +152,10 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return grain::fatal_error("grain-pingpong", e);  // several ranks: every rank ends now
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return bench::app_main(argc, argv, "grain-pingpong", usage_text, run_main);
 }

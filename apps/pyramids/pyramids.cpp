@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/app_args.hpp"
+#include "common/app_main.hpp"
 #include "grain/grain.hpp"
 #include "kernels/pyramids.hpp"
 
@@ -115,7 +116,7 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
-// --help (bench::args::help_requested).
+// --help (bench::app_main).
 constexpr char usage_text[] =
     "usage: grain-pyramids [--n=1024] [--steps=512] [--cutoff=262144] [--repeat=R] [--verify=1]\n"
     "                      [--grain:...]\n"
@@ -128,10 +129,5 @@ constexpr char usage_text[] =
     "  --verify=0|1       compare with a serial run (default 1)\n";
 
 int main(int argc, char** argv) {
-  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
-  try {
-    return run_main(argc, argv);
-  } catch (const std::exception& e) {
-    return grain::fatal_error("grain-pyramids", e);
-  }
+  return bench::app_main(argc, argv, "grain-pyramids", usage_text, run_main);
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/app_args.hpp"
+#include "common/app_main.hpp"
 #include "grain/grain.hpp"
 #include "kernels/uts_sha1.hpp"
 
@@ -133,7 +134,7 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
-// --help (bench::args::help_requested).
+// --help (bench::app_main).
 constexpr char usage_text[] =
     "usage: grain-uts-sha1 [--tree=T1|T3|...|type,shape,b0,d,q,m,r[,gran]] [--gran=G] "
     "[--repeat=R]\n"
@@ -147,10 +148,5 @@ constexpr char usage_text[] =
     "  --repeat=R         runs, each timed (default 1)\n";
 
 int main(int argc, char** argv) {
-  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
-  try {
-    return run_main(argc, argv);
-  } catch (const std::exception& e) {
-    return grain::fatal_error("grain-uts-sha1", e);
-  }
+  return bench::app_main(argc, argv, "grain-uts-sha1", usage_text, run_main);
 }

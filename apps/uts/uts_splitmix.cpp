@@ -14,6 +14,7 @@
 #include <string>
 
 #include "common/app_args.hpp"
+#include "common/app_main.hpp"
 #include "common/bench_common.hpp"
 #include "grain/detail/task_overhead.hpp"
 #include "grain/grain.hpp"
@@ -106,11 +107,12 @@ static int run_main(int argc, char** argv) {
   try {
     parse_args(argc, argv, o, repeat);
   } catch (const bad_argument& e) {
-    std::fprintf(stderr,
-                 "grain-uts-splitmix: bad argument '%s'\n"
-                 "usage: grain-uts-splitmix [--depth=10] [--b0=4] [--seed=137] [--gran=10] [--repeat=R]\n"
-                 "                 [--policy=async|fork|sync|adaptive] [--grain:...]\n",
-                 e.arg.c_str());
+    std::fprintf(
+        stderr,
+        "grain-uts-splitmix: bad argument '%s'\n"
+        "usage: grain-uts-splitmix [--depth=10] [--b0=4] [--seed=137] [--gran=10] [--repeat=R]\n"
+        "                 [--policy=async|fork|sync|adaptive] [--grain:...]\n",
+        e.arg.c_str());
     return 2;
   }
   const bench::uts_params P(o);
@@ -123,7 +125,8 @@ static int run_main(int argc, char** argv) {
     const long nodes = grain::async([&P] { return uts(P, P.root()); }).get();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (nodes != expected) {
-      std::fprintf(stderr, "grain-uts-splitmix: wrong node count %ld (serial: %ld)\n", nodes, expected);
+      std::fprintf(stderr, "grain-uts-splitmix: wrong node count %ld (serial: %ld)\n", nodes,
+                   expected);
       return 1;
     }
     std::uint64_t tasks = 0, inlined = 0, stolen = 0;
@@ -148,7 +151,7 @@ static int run_main(int argc, char** argv) {
   return 0;
 }
 
-// --help (bench::args::help_requested).
+// --help (bench::app_main).
 constexpr char usage_text[] =
     "usage: grain-uts-splitmix [--depth=10] [--b0=4] [--seed=137] [--gran=10] [--repeat=R]\n"
     "                          [--policy=async|fork|sync|adaptive] [--grain:...]\n"
@@ -161,10 +164,5 @@ constexpr char usage_text[] =
     "  --policy=P         how the children are launched (default: grain::async's default)\n";
 
 int main(int argc, char** argv) {
-  if (bench::args::help_requested(argc, argv, usage_text)) return 0;
-  try {
-    return run_main(argc, argv);
-  } catch (const std::exception& e) {
-    return grain::fatal_error("grain-uts-splitmix", e);
-  }
+  return bench::app_main(argc, argv, "grain-uts-splitmix", usage_text, run_main);
 }
