@@ -1,5 +1,6 @@
 // Out-of-line parts of futures, launch policies and executors.
 #include <atomic>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -62,6 +63,16 @@ void report_unread_exception(const std::exception_ptr& e) noexcept {
 
 std::uint64_t unread_exceptions() noexcept {
   return g_unread_exceptions.load(std::memory_order_relaxed);
+}
+
+void warn_serial_without_runtime() noexcept {
+  static std::atomic<bool> said{false};
+  if (said.exchange(true, std::memory_order_relaxed)) return;
+  std::fputs(
+      "grain: no grain::runtime is running: grain::async with a policy that allows deferred or "
+      "sync runs the work on the calling thread, one task after another. Start a "
+      "grain::runtime (grain/runtime.hpp) for tasks to run in parallel. (Said once.)\n",
+      stderr);
 }
 
 void set_default_policy(launch l) noexcept {

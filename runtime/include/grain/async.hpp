@@ -102,6 +102,11 @@ struct async_op final : shared_state<R>, task_base {
   }
 };
 
+// No runtime runs, and grain::async's policy asked for parallelism but lets the work run on
+// the calling thread: one warning on stderr per process, so that a program that forgot its
+// grain::runtime does not run serially unawares (future_support.cpp).
+void warn_serial_without_runtime() noexcept;
+
 template <class R, class F>
 future<R> launch_task(launch policy, const executor& ex, const char* name, F&& f) {
   using op_t = async_op<R, std::decay_t<F>>;
@@ -110,6 +115,11 @@ future<R> launch_task(launch policy, const executor& ex, const char* name, F&& f
   if (adaptive && adaptive_in_inlined_call())  // implies a running runtime
     return call_nested<R>(f);
   const bool running = runtime_running();
+  // Without a runtime, a policy that asks for parallelism but allows the work on this thread
+  // (async | deferred, async | sync) runs it here: say so once.
+  if (!running && any(policy & (launch::async | launch::fork | launch::adaptive)) &&
+      any(policy & (launch::deferred | launch::sync)))
+    warn_serial_without_runtime();
   if (policy == launch::deferred || (!running && any(policy & launch::deferred))) {
     return future_access::adopt<R>(op_t::create(std::forward<F>(f), ex, name, true));
   }
@@ -167,7 +177,7 @@ auto make_call(F&& f, A&&... a) {
 
 template <class F, class... A>
 requires std::is_invocable_v<std::decay_t<F>, std::decay_t<A>...>
-auto async(launch policy, const executor& ex, F&& f, A&&... a)
+[[nodiscard]] auto async(launch policy, const executor& ex, F&& f, A&&... a)
     -> future<std::invoke_result_t<std::decay_t<F>, std::decay_t<A>...>> {
   using R = std::invoke_result_t<std::decay_t<F>, std::decay_t<A>...>;
   const char* name = detail::task_name<std::decay_t<F>>::of(f);
@@ -177,19 +187,19 @@ auto async(launch policy, const executor& ex, F&& f, A&&... a)
 
 template <class F, class... A>
 requires std::is_invocable_v<std::decay_t<F>, std::decay_t<A>...>
-auto async(launch policy, F&& f, A&&... a) {
+[[nodiscard]] auto async(launch policy, F&& f, A&&... a) {
   return grain::async(policy, executor{}, std::forward<F>(f), std::forward<A>(a)...);
 }
 
 template <class F, class... A>
 requires std::is_invocable_v<std::decay_t<F>, std::decay_t<A>...>
-auto async(const executor& ex, F&& f, A&&... a) {
+[[nodiscard]] auto async(const executor& ex, F&& f, A&&... a) {
   return grain::async(detail::default_policy(), ex, std::forward<F>(f), std::forward<A>(a)...);
 }
 
 template <class F, class... A>
 requires std::is_invocable_v<std::decay_t<F>, std::decay_t<A>...>
-auto async(F&& f, A&&... a) {
+[[nodiscard]] auto async(F&& f, A&&... a) {
   return grain::async(detail::default_policy(), executor{}, std::forward<F>(f),
                       std::forward<A>(a)...);
 }

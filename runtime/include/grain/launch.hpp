@@ -21,6 +21,21 @@ constexpr launch operator|(launch a, launch b) noexcept {
 constexpr launch operator&(launch a, launch b) noexcept {
   return static_cast<launch>(static_cast<unsigned>(a) & static_cast<unsigned>(b));
 }
+constexpr launch operator^(launch a, launch b) noexcept {
+  return static_cast<launch>(static_cast<unsigned>(a) ^ static_cast<unsigned>(b));
+}
+constexpr launch operator~(launch a) noexcept {
+  return static_cast<launch>(~static_cast<unsigned>(a));
+}
+constexpr launch& operator&=(launch& a, launch b) noexcept {
+  return a = a & b;
+}
+constexpr launch& operator|=(launch& a, launch b) noexcept {
+  return a = a | b;
+}
+constexpr launch& operator^=(launch& a, launch b) noexcept {
+  return a = a ^ b;
+}
 constexpr bool any(launch a) noexcept {
   return static_cast<unsigned>(a) != 0;
 }

@@ -81,7 +81,9 @@ class future : public detail::future_base<R> {
     }
   }
 
-  shared_future<R> share();
+  // noexcept as std's: a future holding a local result (launch::adaptive) gets a state made
+  // for it here, and running out of memory for that one small block ends the program.
+  shared_future<R> share() noexcept;
 
   // f(future<R>) runs as a new task once this future is ready; this future becomes invalid.
   template <class F>

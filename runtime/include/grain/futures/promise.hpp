@@ -2,18 +2,29 @@
 // grain::promise: a value or an exception set by hand, read through the future it hands out;
 // shaped like std::promise. Destroyed unsatisfied, it leaves broken_promise in its future.
 #include <exception>
+#include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "grain/detail/shared_state.hpp"
+#include "grain/futures/allocated_state.hpp"
 #include "grain/futures/future.hpp"
 #include "grain/futures/future_base.hpp"
+#include "grain/futures/result_at_exit.hpp"
 
 namespace grain {
+
+template <class Signature>
+class packaged_task;
 
 template <class R>
 class promise {
  public:
   promise() : state_(detail::plain_state<R>::create()) {}
+  // The shared state is allocated with (a copy of) `alloc`, as std's is.
+  template <class Alloc>
+  promise(std::allocator_arg_t, const Alloc& alloc)
+      : state_(detail::allocated_state<R, Alloc>::create(alloc)) {}
   promise(promise&& o) noexcept
       : state_(std::exchange(o.state_, nullptr)), retrieved_(o.retrieved_) {}
   promise& operator=(promise&& o) noexcept {
@@ -51,11 +62,37 @@ class promise {
     state_->set_exception(std::move(e));
   }
 
+  // The value (exception) is stored now and the future becomes ready when the caller
+  // finishes: the calling task, or the calling OS thread outside tasks
+  // (grain/detail/at_thread_exit.hpp). The promise is satisfied at once: a second set_* throws
+  // promise_already_satisfied, and destroying the promise does not break it.
+  template <class... A>
+  void set_value_at_thread_exit(A&&... a) {
+    auto act = std::make_unique<detail::result_at_exit<R>>();
+    act->set_value(std::forward<A>(a)...);  // may throw: the promise stays unsatisfied
+    defer(std::move(act));
+  }
+  void set_exception_at_thread_exit(std::exception_ptr e) {
+    auto act = std::make_unique<detail::result_at_exit<R>>();
+    act->set_exception(std::move(e));
+    defer(std::move(act));
+  }
+
  private:
-  void claim() {
+  template <class>
+  friend class packaged_task;
+
+  // The state, satisfied by the caller from now on.
+  detail::shared_state<R>* claim() {
     if (!state_) detail::throw_future_error(future_errc::no_state);
     if (state_->claimed.exchange(true, std::memory_order_acq_rel))
       detail::throw_future_error(future_errc::promise_already_satisfied);
+    return state_;
+  }
+  void defer(std::unique_ptr<detail::result_at_exit<R>> act) {
+    claim();
+    state_->add_ref();  // the action's
+    act.release()->register_for(state_);
   }
   void abandon() noexcept {
     if (!state_) return;
@@ -66,7 +103,7 @@ class promise {
     }
     std::exchange(state_, nullptr)->release();
   }
-  detail::plain_state<R>* state_ = nullptr;
+  detail::shared_state<R>* state_ = nullptr;
   bool retrieved_ = false;
 };
 
@@ -76,3 +113,8 @@ void swap(promise<R>& a, promise<R>& b) noexcept {
 }
 
 }  // namespace grain
+
+// A promise takes an allocator (std::allocator_arg): std::uses_allocator says so, as for
+// std::promise.
+template <class R, class Alloc>
+struct std::uses_allocator<grain::promise<R>, Alloc> : std::true_type {};

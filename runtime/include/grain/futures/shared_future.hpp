@@ -76,7 +76,7 @@ class shared_future : public detail::future_base<R> {
 };
 
 template <class R>
-shared_future<R> future<R>::share() {
+shared_future<R> future<R>::share() noexcept {
   return shared_future<R>(std::move(*this));
 }
 

@@ -2,6 +2,7 @@
 // grain::barrier: a reusable phase barrier like std::barrier, with an optional completion
 // function run by the last arriving participant before the others are released.
 #include <cstddef>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -17,6 +18,10 @@ template <class Completion = barrier_no_completion>
 class barrier {
  public:
   using arrival_token = std::size_t;
+
+  static constexpr std::ptrdiff_t max() noexcept {
+    return std::numeric_limits<std::ptrdiff_t>::max();
+  }
 
   explicit barrier(std::ptrdiff_t expected, Completion f = Completion())
       : expected_(expected), remaining_(expected), completion_(std::move(f)) {

@@ -107,3 +107,6 @@ class condition_variable : public condition_variable_any {
 };
 
 }  // namespace grain
+
+// notify_all_at_thread_exit, which std declares beside condition_variable.
+#include "grain/lcos/notify_at_thread_exit.hpp"

@@ -10,8 +10,10 @@
 
 namespace grain {
 
+// A negative LeastMaxValue does not compile (std makes it ill-formed); a constraint rather than
+// a static_assert, so that the rejection shows in a requires-expression (and can be tested).
 template <std::ptrdiff_t LeastMaxValue = std::numeric_limits<std::ptrdiff_t>::max()>
-class counting_semaphore {
+requires(LeastMaxValue >= 0) class counting_semaphore {
  public:
   static constexpr std::ptrdiff_t max() noexcept { return LeastMaxValue; }
 

@@ -1,6 +1,7 @@
 #pragma once
 // grain::latch: a single-use countdown, like std::latch; waiting suspends the user thread.
 #include <cstddef>
+#include <limits>
 #include <stdexcept>
 
 #include "grain/detail/waiter.hpp"
@@ -9,7 +10,12 @@ namespace grain {
 
 class latch {
  public:
-  explicit latch(std::ptrdiff_t expected) : count_(expected) {
+  static constexpr std::ptrdiff_t max() noexcept {
+    return std::numeric_limits<std::ptrdiff_t>::max();
+  }
+
+  // constexpr, as std's: a latch at namespace scope can be constant-initialised (constinit).
+  constexpr explicit latch(std::ptrdiff_t expected) : count_(expected) {
     if (expected < 0) throw std::invalid_argument("grain::latch: negative count");
   }
   latch(const latch&) = delete;
