@@ -69,9 +69,9 @@ inline unit* head(session_core& s, worker_buf& b, std::uint64_t code, std::uint3
 }
 
 // Whether a task with this parent is a child of the innermost open region (then its Enter can
-// be short). Before the task's own frame is pushed.
+// be short). Before the task's own frame is pushed. No parent is the sentinel of an empty stack.
 inline bool parent_is_innermost(const worker_buf& b, std::uint64_t parent) noexcept {
-  return !b.stack.empty() && b.stack.back().guid == parent;
+  return b.stack.back().guid == parent;
 }
 
 // Writes a task's Enter at p (room checked, delta time known), before its frame is pushed, in
@@ -146,8 +146,7 @@ inline bool try_phase_begin(session_core& s, worker_buf& b, const task_info& t,
 // The common phase end: the innermost open task finishes. False otherwise (then phase_end).
 inline bool try_phase_end(worker_buf& b, const task_info& t, bool terminated,
                           std::uint64_t ts) noexcept {
-  if (!terminated || b.stack.empty() || b.stack.back().guid != t.guid ||
-      b.out.end - b.out.cur < record_room_units)
+  if (!terminated || b.stack.back().guid != t.guid || b.out.end - b.out.cur < record_room_units)
     return false;
   const std::uint64_t dt = gap_since_last(b, ts);
   if (dt > max_short_dt) return false;
@@ -167,7 +166,6 @@ inline void phase_end(session_core& s, unsigned w, const task_info& t, bool term
                       std::uint64_t ts) {
   worker_buf& b = s.worker_bufs[w];
   auto& st = b.stack;
-  if (st.empty()) return;  // began before recording started
   if (terminated && st.back().guid == t.guid) [[likely]] {
     emit_short(s, b, code_leave, ts);
     st.pop_back();
@@ -178,7 +176,7 @@ inline void phase_end(session_core& s, unsigned w, const task_info& t, bool term
 
 inline void idle_begin(session_core& s, unsigned w, std::uint64_t ts) {
   worker_buf& b = s.worker_bufs[w];
-  if (!b.stack.empty() && b.stack.back().region == idle_region) return;
+  if (b.stack.back().region == idle_region) return;  // the sentinel's region is none
   emit_short(s, b, code_enter_bare, ts);
   b.stack.push_back({0, 0, idle_region});
   b.idle.store(true, std::memory_order_relaxed);
@@ -186,7 +184,7 @@ inline void idle_begin(session_core& s, unsigned w, std::uint64_t ts) {
 
 inline void idle_end(session_core& s, unsigned w, std::uint64_t ts) {
   worker_buf& b = s.worker_bufs[w];
-  if (b.stack.empty() || b.stack.back().region != idle_region) return;
+  if (b.stack.back().region != idle_region) return;
   emit_short(s, b, code_leave, ts);
   b.stack.pop_back();
   b.idle.store(false, std::memory_order_relaxed);

@@ -13,37 +13,58 @@
 
 namespace grain::instrumentation::trace_detail {
 
-// The open regions, innermost last: a plain array that grows out of line, so that a push on
-// the task path is a compare and three stores.
+// The open regions, innermost last: a plain array that grows out of line, held as pointers
+// (its first frame, one past the innermost, one past the last) so that the hooks reach the
+// innermost frame and push or pop without turning an index into an address. Below the first
+// frame sits a sentinel whose GUID no task and no parent has (a GUID's top four bits are 0:
+// spawn_path.hpp's set_ids) and whose region is none: back() of an empty stack is the sentinel,
+// so the task path asks "is the innermost frame this task, or this task's parent?" without
+// asking first whether there is one.
+struct frame_sentinel {
+  static constexpr std::uint64_t guid = ~0ull;
+  static constexpr std::uint32_t region = ~0u;
+  static const frame value;
+};
+inline const frame frame_sentinel::value{frame_sentinel::guid, frame_sentinel::guid,
+                                         frame_sentinel::region};
+
 class frame_stack {
  public:
-  bool empty() const noexcept { return n_ == 0; }
-  std::size_t size() const noexcept { return n_; }
-  frame* data() noexcept { return a_.get(); }
-  frame& operator[](std::size_t i) noexcept { return a_[i]; }
-  frame& back() noexcept { return a_[n_ - 1]; }
-  const frame& back() const noexcept { return a_[n_ - 1]; }
+  bool empty() const noexcept { return top_ == base_; }
+  std::size_t size() const noexcept { return static_cast<std::size_t>(top_ - base_); }
+  frame* data() noexcept { return base_; }
+  frame& operator[](std::size_t i) noexcept { return base_[i]; }
+  // The innermost open frame; the sentinel (never written) when none is open.
+  frame& back() noexcept { return top_[-1]; }
+  const frame& back() const noexcept { return top_[-1]; }
   void push_back(const frame& f) {
-    if (n_ == cap_) [[unlikely]]
-      reserve(cap_ ? 2 * cap_ : 64);
-    a_[n_++] = f;
+    if (top_ == end_) [[unlikely]]
+      reserve(a_ ? 2 * capacity() : 64);
+    *top_++ = f;
   }
-  bool full() const noexcept { return n_ == cap_; }
-  void push_unchecked(const frame& f) noexcept { a_[n_++] = f; }
-  void pop_back() noexcept { --n_; }
-  void clear() noexcept { n_ = 0; }
+  bool full() const noexcept { return top_ == end_; }
+  void push_unchecked(const frame& f) noexcept { *top_++ = f; }
+  void pop_back() noexcept { --top_; }
+  void clear() noexcept { top_ = base_; }
   [[gnu::noinline]] void reserve(std::size_t cap) {
-    if (cap <= cap_) return;
-    auto a = std::make_unique<frame[]>(cap);
-    for (std::size_t i = 0; i < n_; ++i) a[i] = a_[i];
+    if (cap <= capacity()) return;
+    auto a = std::make_unique<frame[]>(cap + 1);
+    a[0] = frame_sentinel::value;
+    const std::size_t n = size();
+    for (std::size_t i = 0; i < n; ++i) a[i + 1] = base_[i];
     a_ = std::move(a);
-    cap_ = cap;
+    base_ = a_.get() + 1;
+    top_ = base_ + n;
+    end_ = base_ + cap;
   }
 
  private:
-  std::unique_ptr<frame[]> a_;
-  std::size_t n_ = 0;
-  std::size_t cap_ = 0;
+  std::size_t capacity() const noexcept { return static_cast<std::size_t>(end_ - base_); }
+  std::unique_ptr<frame[]> a_;  // the sentinel, then the frames
+  // Before the first push: empty and full, just above a shared sentinel that is only read.
+  frame* base_ = const_cast<frame*>(&frame_sentinel::value) + 1;
+  frame* top_ = base_;
+  frame* end_ = base_;
 };
 
 // Its size a power of two (8 KiB: the name cache is 4), so that the hooks find a worker's buffer
