@@ -3,9 +3,11 @@
 A shared node runs other jobs beside the program; a policy must not read the CPU they take
 as its own overhead. BusyLoop is that other job, reproducible: one process that spins, never
 sleeps, started `start` seconds after arm() and stopped at `stop` seconds (None: when the run
-ends, close()). cpu_s is the CPU time it got, which says how much of a core it really took:
-on a machine already shared by many processes a plain busy loop gets only its fair share, so
-`nice` (negative: a larger share; needs the right to raise priority) lets it take more.
+ends, close()). cpu_s is the CPU time it got, which says how much of a core it really took.
+It runs in a session of its own, as another user's job would: where the kernel groups the
+processes of a session for fair scheduling (Linux's autogroup), a child in the program's own
+session would compete for the program's share alone, and `nice` would only move CPU between
+the two. `nice` (negative: a larger share of its group) is there for kernels without groups.
 
     busy = BusyLoop(start=1.0, stop=2.0)   # or BusyLoop() for the whole run
     busy.arm(); p = run(cmd); busy.close()
@@ -30,6 +32,7 @@ class BusyLoop:
             if self._armed and self.proc is None:
                 nice = self.nice
                 self.proc = subprocess.Popen(["/bin/sh", "-c", "while :; do :; done"],
+                                             start_new_session=True,
                                              preexec_fn=(lambda: os.nice(nice)) if nice else None)
 
     def _end(self):
