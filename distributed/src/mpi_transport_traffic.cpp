@@ -108,17 +108,11 @@ bool mpi_transport::progress(const receiver& deliver) {
   for (auto& m : handing_)
     if (m.slot >= 0) released |= std::uint64_t{1} << m.slot;
   handing_.clear();
-  if (released) {
-    // Back to MPI at once when the network is free (one locked instruction where handing
-    // them to the next round took two), else in the next round.
-    std::unique_lock again(network_, std::try_to_lock);
-    if (again.owns_lock() && !finalized_) {
-      repost_released();
-      post_slots(released);
-    } else {
-      released_.fetch_or(released, std::memory_order_release);
-    }
-  }
+  // Back to MPI in the next round, not here: a thread waiting for an answer sees its future
+  // set only once this call returns, and posting a receive (MPI_Irecv, ~300 instructions)
+  // would delay it on every round trip. The next round comes at once after a round that moved
+  // something, and on a caller it overlaps the callee's work.
+  if (released) released_.fetch_or(released, std::memory_order_release);
   return true;
 }
 
