@@ -67,7 +67,10 @@
 --     refines at once, without waiting for a counter window, to `coarse_jump` partitions per
 --     worker (grain * partitions / (coarse_jump * workers)): a coarse step is long and has few
 --     tasks, so a window would take several steps, each of them a whole coarse step; the rules
---     above fine-tune;
+--     above fine-tune. Where the application announces a step before it runs
+--     (`start_trigger`, grain-stencil's "iteration-start"), the jump is taken then, while the
+--     step runs, and an application whose running partitions follow the knob (grain-stencil
+--     splits them) gains that step too;
 --   * otherwise holds: the efficient region. Optionally (`gain`, off by default) it makes one
 --     more step of at most `probe` in the direction of its last move when that move made
 --     steps faster by `gain` (cache and page-fault effects show in the step time only); with
@@ -87,10 +90,11 @@
 --
 -- Timing: decisions are taken on counter snapshots as soon as a window holds `min_tasks`
 -- completed tasks, so the first one comes one sample interval after start-up (the runtime's
--- --grain:sample-interval, 10 ms by default), or on the snapshot an application takes at the
--- end of its first step (grain-stencil --settle: grain::instrumentation::sample_now() and
--- grain::settle_listeners() before it submits step 1, so the decision acts on step 1); then
--- also on step events. After a change, windows are ignored until `warmup` steps with the new
+-- --grain:sample-interval, 10 ms by default), or on a snapshot the application takes for it
+-- (grain::instrumentation::sample_now(), then grain::settle_listeners() to wait for the
+-- answer): grain-stencil takes one after a probe of its initial condition at the starting
+-- grain (--settle-init, so the decision acts on step 0) and one at the end of its first step
+-- (--settle, acting on step 1); then also on step events. After a change, windows are ignored until `warmup` steps with the new
 -- grain were reported (`nx_field`; the first steps at a new size also re-partition and touch
 -- new memory; without the field, `skip` + `warmup` - 1 events). Step times (`duration_field`)
 -- are compared as means of the last 4 steps at a grain, once there are `min_steps` of them
@@ -110,6 +114,9 @@ M.defaults = {
   duration_field = grain.optional("string", "duration_ns"),  -- its duration (false: no
                                                           -- time rules)
   parts_field = grain.optional("string", "partitions"),   -- its number of tasks
+  start_trigger = grain.optional("string", "iteration-start"),  -- the event that announces a
+                                  -- step before it runs, with nx_field and parts_field (false:
+                                  -- none): the coarse jump then reaches that step's partitions
   -- The target task duration t* and when to coarsen towards it.
   lambda = 100,                   -- coarsen while t_d < lambda * t_m ...
   min_task_ns = 20000,            -- ... or t_d < this
@@ -482,6 +489,26 @@ function M.start(given)
   end
 
   -- from_step: called at the end of a step (else on a snapshot).
+  -- A first step with fewer partitions than the workers can use is too coarse by
+  -- construction and needs no counters to say so. Counter windows of a few tasks each would
+  -- take several steps to judge it, and every step that runs before the decision arrives is
+  -- a whole coarse step; so refine at once to `coarse_jump` partitions per worker, and let
+  -- the counter rules fine-tune from there. True when the step was judged so (moved or not).
+  local function coarse_jump(x, parts)
+    if not (cfg.coarse_jump and st.moves == 0 and st.phase == "searching") then return false end
+    local workers = st.workers or grain.counter(prefix .. "count/active-workers")
+    if not (workers and parts < cfg.partitions_per_worker * workers) then return false end
+    -- Not move(): its step cap is for searching, and this step has a known size.
+    local target = math.max(info.min, x * parts / (cfg.coarse_jump * workers))
+    if info.type == "int" then target = math.floor(target + 0.5) end
+    if target < x and set(x, target, string.format(
+          "%d partitions for %d workers: refine to %d per worker (first step) x%.1f",
+          parts, workers, cfg.coarse_jump, x / target)) then
+      st.hi, st.last_dir, st.last_from, st.last_factor = x, -1, x, x / target
+    end
+    return true
+  end
+
   local function close_window(x, min_tasks, from_step)
     local now = read()
     if not now then
@@ -512,6 +539,15 @@ function M.start(given)
     end
   end, cfg.name)
 
+  if cfg.start_trigger then
+    grain.on(cfg.start_trigger, function(ev)
+      local x = knob:get()
+      local planned = cfg.nx_field and ev[cfg.nx_field] or x
+      local parts = cfg.parts_field and ev[cfg.parts_field] or nil
+      if st.pending == nil and planned == x and parts then coarse_jump(x, parts) end
+    end, cfg.name)
+  end
+
   if not cfg.trigger then return end
   return grain.on(cfg.trigger, function(ev)
     local x = knob:get()
@@ -538,25 +574,9 @@ function M.start(given)
       return
     end
     if cfg.parts_field and ev[cfg.parts_field] then st.parts = ev[cfg.parts_field] end
-    -- A first step with fewer partitions than the workers can use is too coarse by
-    -- construction and needs no counters to say so. Counter windows of a few tasks each would
-    -- take several steps to judge it, and every step that runs before the decision arrives is
-    -- a whole coarse step; so refine at once to `coarse_jump` partitions per worker, and let
-    -- the counter rules fine-tune from there.
-    if cfg.coarse_jump and st.moves == 0 and st.phase == "searching" and st.parts then
-      local workers = st.workers or grain.counter(prefix .. "count/active-workers")
-      if workers and st.parts < cfg.partitions_per_worker * workers then
-        last_ran = x
-        -- Not move(): its step cap is for searching, and this step has a known size.
-        local target = math.max(info.min, x * st.parts / (cfg.coarse_jump * workers))
-        if info.type == "int" then target = math.floor(target + 0.5) end
-        if target < x and set(x, target, string.format(
-              "%d partitions for %d workers: refine to %d per worker (first step) x%.1f",
-              st.parts, workers, cfg.coarse_jump, x / target)) then
-          st.hi, st.last_dir, st.last_from, st.last_factor = x, -1, x, x / target
-        end
-        return
-      end
+    if st.parts and coarse_jump(x, st.parts) then
+      last_ran = x
+      return
     end
     -- Step times at x, after the first step at x (which also re-partitioned).
     local d = cfg.duration_field and ev[cfg.duration_field] or nil

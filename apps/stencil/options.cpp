@@ -65,7 +65,14 @@ std::string usage() {
          "  --settle=K        submit each of steps 1..K only after the step before it ended\n"
          "                    and the policies handled its iteration event, so that their\n"
          "                    first decisions act on the next step (default 1; 0: never)\n"
+         "  --settle-init=0|1 write a probe of the initial condition at the starting grain and\n"
+         "                    let the policies answer it before step 0; the rest at their\n"
+         "                    grain (default 1)\n"
+         "  --split=0|1       a running partition splits the points it has left into chunks\n"
+         "                    of stencil.nx when the knob drops to half of them (default 1)\n"
          "  --repartition-at=STEP:NX  set stencil.nx to NX before STEP (repeatable)\n"
+         "  --midstep-at=STEP:NX  set stencil.nx to NX right after STEP was submitted, while\n"
+         "                    it runs (repeatable)\n"
          "  --localities      spread the ring over every locality (mpirun -np N): each rank\n"
          "                    steps its block, ghost points travel as parcels; the knob\n"
          "                    stencil.nx partitions each rank's block (docs/distributed.md)\n";
@@ -145,14 +152,21 @@ options parse_options(int argc, char** argv) {
     } else if (name == "--submit-chunk") {
       need_value();
       o.submit_chunk = parse_count(name, value);
-    } else if (name == "--repartition-at") {
+    } else if (name == "--settle-init" || name == "--split") {
+      need_value();
+      if (value != "0" && value != "1")
+        throw std::invalid_argument(std::string(name) + " is 0 or 1, got '" + std::string(value) +
+                                    "'");
+      (name == "--split" ? o.split : o.settle_init) = value == "1";
+    } else if (name == "--repartition-at" || name == "--midstep-at") {
       need_value();
       const auto colon = value.find(':');
       if (colon == std::string_view::npos)
-        throw std::invalid_argument("--repartition-at needs STEP:NX, got '" + std::string(value) +
-                                    "'");
-      o.repartition_at.emplace_back(parse_count(name, value.substr(0, colon)),
-                                    parse_positive(name, value.substr(colon + 1)));
+        throw std::invalid_argument(std::string(name) + " needs STEP:NX, got '" +
+                                    std::string(value) + "'");
+      (name == "--midstep-at" ? o.midstep_at : o.repartition_at)
+          .emplace_back(parse_count(name, value.substr(0, colon)),
+                        parse_positive(name, value.substr(colon + 1)));
     } else if (name == "--help" || name == "-h") {
       o.help = true;
     } else {
@@ -169,14 +183,16 @@ options parse_options(int argc, char** argv) {
   if (o.points != 0 && o.nx > o.points)
     throw std::invalid_argument("--nx=" + std::to_string(o.nx) +
                                 " is larger than --points=" + std::to_string(o.points));
-  for (const auto& [step, nx] : o.repartition_at) {
-    if (step >= o.nt)
-      throw std::invalid_argument("--repartition-at step " + std::to_string(step) +
-                                  " is not below --nt=" + std::to_string(o.nt));
-    if (nx > o.total())
-      throw std::invalid_argument("--repartition-at nx " + std::to_string(nx) +
-                                  " is larger than the " + std::to_string(o.total()) +
-                                  " points of the ring");
+  for (const auto* at : {&o.repartition_at, &o.midstep_at}) {
+    const std::string opt = at == &o.midstep_at ? "--midstep-at" : "--repartition-at";
+    for (const auto& [step, nx] : *at) {
+      if (step >= o.nt)
+        throw std::invalid_argument(opt + " step " + std::to_string(step) +
+                                    " is not below --nt=" + std::to_string(o.nt));
+      if (nx > o.total())
+        throw std::invalid_argument(opt + " nx " + std::to_string(nx) + " is larger than the " +
+                                    std::to_string(o.total()) + " points of the ring");
+    }
   }
   return o;
 }

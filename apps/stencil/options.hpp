@@ -34,6 +34,16 @@ struct options {
   // listeners (policies) have handled its iteration event, so a policy's answer to the first
   // step acts on the very next one. A step spent at a bad grain costs several good ones.
   std::size_t settle = 1;
+  // Before step 0, when the initial condition is written at the first step's grain: write a
+  // probe of it as tasks, take a counter snapshot and let the policies handle it, then write
+  // the rest at the grain they chose, so that their answer shapes step 0 itself.
+  bool settle_init = true;
+  // Partitions of a running step split what they have left when stencil.nx drops to at most
+  // half of it (elastic.hpp).
+  bool split = true;
+  // --midstep-at=STEP:NX: set stencil.nx to NX right after STEP was submitted, while it runs
+  // (its partitions split; the next step is planned with NX). Repeatable.
+  std::vector<std::pair<std::size_t, std::size_t>> midstep_at;
   // --repartition-at=STEP:NX: set stencil.nx to NX at the boundary before STEP (repeatable).
   std::vector<std::pair<std::size_t, std::size_t>> repartition_at;
   bool help = false;

@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "elastic.hpp"
+
 namespace stencil {
 
 namespace {
@@ -43,6 +45,18 @@ layout solver::initial_layout(const layout& first_step) const {
   return first_step.nx <= even ? first_step : layout{first_step.total, even};
 }
 
+namespace {
+
+// Initial condition of 1d_stencil_4 on points [b, e): the point with global index g holds the
+// value g, so the problem does not depend on how it is partitioned. `touch` (the other
+// generation, on the first run only) is faulted in by the same task.
+void initial_range(double* u, double* touch, std::size_t b, std::size_t e) {
+  for (std::size_t g = b; g < e; ++g) u[g] = static_cast<double>(g);
+  if (touch) std::fill(touch + b, touch + e, 0.0);
+}
+
+}  // namespace
+
 space solver::initial(const layout& l) {
   if (!memory_) memory_ = std::make_shared<generations>(l.total);
   double* u = memory_->of(0);
@@ -51,12 +65,45 @@ space solver::initial(const layout& l) {
   space s(l.count());
   for (std::size_t i = 0; i < s.size(); ++i)
     s[i] = grain::async(grain::annotate("stencil-init", [u, touch, b = l.begin(i), e = l.end(i)] {
-             // Initial condition of 1d_stencil_4: the point with global index g holds the
-             // value g, so the problem does not depend on how it is partitioned.
-             for (std::size_t g = b; g < e; ++g) u[g] = static_cast<double>(g);
-             if (touch) std::fill(touch + b, touch + e, 0.0);
+             initial_range(u, touch, b, e);
              return partition_view(u + b, b, e - b);
            })).share();
+  return s;
+}
+
+// The probe is a sixteenth of the partitions, at least 64 (the policies judge a counter
+// window of at least a few tasks): at a fine start most of the initial condition's task
+// overhead is saved, and what the probe shows (t_d, t_m of tasks at the starting grain) is
+// what the first steps would show.
+space solver::initial_probed(layout& l) {
+  if (!memory_) memory_ = std::make_shared<generations>(l.total);
+  double* u = memory_->of(0);
+  double* touch = memory_->touched ? nullptr : memory_->of(1);
+  memory_->touched = true;
+  const std::size_t probe = std::min(l.count(), std::max<std::size_t>(64, l.count() / 16));
+  {
+    std::vector<grain::future<void>> tasks;
+    tasks.reserve(probe);
+    for (std::size_t i = 0; i < probe; ++i)
+      tasks.push_back(
+          grain::async(grain::annotate("stencil-init", [u, touch, b = l.begin(i), e = l.end(i)] {
+            initial_range(u, touch, b, e);
+          })));
+    for (auto& f : tasks) f.wait();
+    for (auto& f : tasks) f.get();
+  }
+  grain::instrumentation::sample_now();
+  grain::settle_listeners();
+  // The rest in chunks of the grain the policies chose (the knob is read at every claim).
+  namespace ex = grain::execution;
+  grain::for_chunks(ex::par.with(ex::knob_chunk_size(nx_knob_)), l.end(probe - 1), l.total,
+                    [u, touch](std::size_t b, std::size_t e) { initial_range(u, touch, b, e); });
+  // Everything is written: the partitions can have any layout, so they take step 0's.
+  l = layout{l.total, static_cast<std::size_t>(std::clamp<std::int64_t>(
+                          nx_knob_.int_value(), 1, static_cast<std::int64_t>(l.total)))};
+  space s(l.count());
+  for (std::size_t i = 0; i < s.size(); ++i)
+    s[i] = grain::make_ready_future(partition_view(u + l.begin(i), l.begin(i), l.size(i))).share();
   return s;
 }
 
@@ -66,9 +113,11 @@ space solver::step(std::size_t t, const space& current, const layout& from, cons
   space next(np);
   const double* in = memory_->of(t);
   double* out = memory_->of(t + 1);
-  auto compute = [p = o_.params, in, out, to](std::size_t i) {
+  const grain::knob* split = o_.split ? &nx_knob_ : nullptr;
+  auto compute = [p = o_.params, in, out, to, split, splits = &splits_](std::size_t i) {
     const std::size_t b = to.begin(i), e = to.end(i);
-    heat_range(p, in, out, to.total, b, e);
+    if (heat_range_elastic(p, in, out, to.total, b, e, split))
+      splits->fetch_add(1, std::memory_order_relaxed);
     return partition_view(out + b, b, e - b);
   };
   // The tasks receive their inputs as (ready) futures rather than through grain::unwrapping:
@@ -121,9 +170,10 @@ space solver::step(std::size_t t, const space& current, const layout& from, cons
   return next;
 }
 
-std::size_t solver::scheduled_nx(std::size_t step) const {
+std::size_t solver::scheduled_nx(const std::vector<std::pair<std::size_t, std::size_t>>& at,
+                                 std::size_t step) {
   std::size_t nx = 0;
-  for (const auto& [s, v] : o_.repartition_at)
+  for (const auto& [s, v] : at)
     if (s == step) nx = v;  // the last one given for a step wins
   return nx;
 }
@@ -132,9 +182,17 @@ run_result solver::run() {
   run_result r;
   const std::size_t total = o_.total();
   layout l{total, std::min(initial_nx_, total)};
+  splits_.store(0, std::memory_order_relaxed);
+  // --settle-init: when the initial condition is written at the first step's grain (a start
+  // at least as fine as an even share of 8 tasks per worker), a probe of it answers the
+  // policies before step 0 (initial_probed), so that their answer shapes step 0 itself; a
+  // coarser start is caught while step 0 runs (its partitions split, elastic.hpp).
+  const bool probe = o_.window != 0 && o_.settle_init && initial_layout(l).nx == l.nx;
+  // A snapshot before the initial condition: the window the next one closes holds the probe.
+  if (probe) grain::instrumentation::sample_now();
   r.start_ns = grain::now_ns();
   layout from = initial_layout(l);  // the partitioning of `current`
-  space current = initial(from);
+  space current = probe ? initial_probed(from) : initial(from);
   r.steps.reserve(o_.nt);
   std::size_t grain_since = 0;  // the step the current partitioning started with
   for (std::size_t t = 0; t < o_.nt; ++t) {
@@ -156,7 +214,7 @@ run_result solver::run() {
     } else if (o_.window != 0 && t >= w) {
       r.steps[t - w]->done().wait();
     }
-    const std::size_t forced = scheduled_nx(t);
+    const std::size_t forced = scheduled_nx(o_.repartition_at, t);
     if (forced != 0)
       nx_knob_.set(static_cast<double>(forced),
                    "--repartition-at=" + std::to_string(t) + ":" + std::to_string(forced),
@@ -172,8 +230,16 @@ run_result solver::run() {
     }
     r.steps.push_back(std::make_unique<step_tracker>(
         t, l.count(), l.nx, t == 0 ? nullptr : r.steps[t - 1].get(), r.start_ns, iteration_time_));
+    // Policies hear of the step before it runs: a decision on its partition count (too few
+    // for the workers) then still reaches its partitions (they split, elastic.hpp).
+    grain::event("iteration-start", {{"step", static_cast<double>(t)},
+                                     {"nx", static_cast<double>(l.nx)},
+                                     {"partitions", static_cast<double>(l.count())}});
     current = step(t, current, from, l, r.steps.back().get());
     from = l;
+    if (const std::size_t mid = scheduled_nx(o_.midstep_at, t); mid != 0)
+      nx_knob_.set(static_cast<double>(mid),
+                   "--midstep-at=" + std::to_string(t) + ":" + std::to_string(mid), "stencil");
   }
   if (!r.steps.empty()) r.steps.back()->done().wait();
   for (auto& p : current) p.get();  // rethrows what a partition task threw
@@ -181,6 +247,7 @@ run_result solver::run() {
   r.solution = std::move(current);
   r.memory = memory_;
   r.final_layout = l;
+  r.splits = splits_.load(std::memory_order_relaxed);
   return r;
 }
 

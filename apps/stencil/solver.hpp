@@ -12,7 +12,9 @@
 // the computation instead of submitting every step up front. When the knob changed, the next
 // step simply uses the new partitioning: partition i of it is a dataflow on the old partitions
 // that overlap the points it reads. Nothing is copied or allocated, there is no global barrier,
-// and the total stays fixed.
+// and the total stays fixed. A step that already runs follows a finer knob too: its partitions
+// split the points they have left (elastic.hpp).
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -38,6 +40,7 @@ struct run_result {
   std::shared_ptr<generations> memory;               // what `solution` points into
   layout final_layout;
   std::size_t repartitions = 0;
+  std::size_t splits = 0;  // partitions that split what they had left while they ran
 };
 
 class solver {
@@ -54,10 +57,17 @@ class solver {
  private:
   layout initial_layout(const layout& first_step) const;
   space initial(const layout& l);
+  // The initial condition when the policies should answer it before step 0 (--settle-init) and
+  // it is written at the first step's grain: a probe of its first partitions as tasks, a
+  // counter snapshot the policies handle, then the rest at the grain they chose. `l` becomes
+  // the layout of the returned (ready) partitions.
+  space initial_probed(layout& l);
   // Time step t on the partitions `current` (laid out as `from`), partitioned as `to`.
   space step(std::size_t t, const space& current, const layout& from, const layout& to,
              step_tracker* tracker) const;
-  std::size_t scheduled_nx(std::size_t step) const;  // --repartition-at, 0 if none
+  // --repartition-at (or --midstep-at): the NX given for `step`, 0 if none.
+  static std::size_t scheduled_nx(const std::vector<std::pair<std::size_t, std::size_t>>& at,
+                                  std::size_t step);
 
   const options& o_;
   grain::knob& nx_knob_;
@@ -65,6 +75,7 @@ class solver {
   unsigned workers_;
   const grain::counters::app_counter& iteration_time_;
   std::shared_ptr<generations> memory_;
+  mutable std::atomic<std::size_t> splits_{0};
 };
 
 }  // namespace stencil

@@ -37,6 +37,9 @@ void print_run(int index, const options& o, const run_result& r, unsigned worker
                 ms(d[d.size() / 2]), ms(d.back()));
   }
   std::printf("\n");
+  if (r.splits != 0)
+    std::printf("  %zu partitions split while they ran (stencil.nx moved finer mid-step)\n",
+                r.splits);
   // Where the partition size changed (the knob was read at a step boundary).
   for (std::size_t t = 1; t < r.steps.size(); ++t)
     if (r.steps[t]->nx() != r.steps[t - 1]->nx())

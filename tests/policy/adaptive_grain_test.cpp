@@ -35,6 +35,29 @@ class feed {
   explicit feed(engine& e) : e_(e) {}
 
   void step(const step_counters& s, double nx, double partitions = 0) {
+    snapshot(s);
+    inst::app_event ev;
+    ev.time_ns = grain::now_ns();
+    ev.name = "iteration";
+    ev.payload = {
+        {"step", static_cast<double>(step_++)}, {"nx", nx}, {"duration_ns", s.duration_ns}};
+    if (partitions > 0) ev.payload.push_back({"partitions", partitions});
+    e_.feed_event(ev);
+    e_.pump();
+  }
+
+  // The event grain-stencil raises when it submits a step, before the step runs.
+  void announce(double nx, double partitions) {
+    inst::app_event ev;
+    ev.time_ns = grain::now_ns();
+    ev.name = "iteration-start";
+    ev.payload = {{"step", static_cast<double>(step_)}, {"nx", nx}, {"partitions", partitions}};
+    e_.feed_event(ev);
+    e_.pump();
+  }
+
+  // A counter snapshot of s's counters (added to the totals), without an event.
+  void snapshot(const step_counters& s) {
     tasks_ += s.tasks;
     exec_ += s.exec_ns;
     func_ += s.exec_ns + s.management_ns + s.idle_ns;
@@ -60,13 +83,6 @@ class feed {
     std::sort(snap.values.begin(), snap.values.end(),
               [](auto& a, auto& b) { return a.name < b.name; });
     e_.feed_sample(snap);
-    inst::app_event ev;
-    ev.time_ns = grain::now_ns();
-    ev.name = "iteration";
-    ev.payload = {
-        {"step", static_cast<double>(step_++)}, {"nx", nx}, {"duration_ns", s.duration_ns}};
-    if (partitions > 0) ev.payload.push_back({"partitions", partitions});
-    e_.feed_event(ev);
     e_.pump();
   }
 
@@ -273,6 +289,36 @@ TEST(AdaptiveGrain, FirstStepWithTooFewPartitionsJumpsWithoutCounters) {
   const step_counters good{100, 1e7, 5e4, 1e5, 5.1e6};
   f2.step(good, 1e5, 100);
   EXPECT_EQ(k2.int_value(), 100'000);
+}
+
+// grain-stencil announces a step before it runs (iteration-start): the jump is taken then, so
+// that the step's running partitions can follow it, and the step's own end does not move again.
+TEST(AdaptiveGrain, AnnouncedStepWithTooFewPartitionsJumpsBeforeItEnds) {
+  grain::knob& k = grain::knobs().define_int("test.ag.announce", 10, 10'000'000, 8'000'000, "nx");
+  const auto from = grain::knobs().decisions().size();
+  engine e;
+  start_policy(e, k.name());
+  feed f(e);
+  f.workers = 2;
+  f.snapshot({});  // what the sampler has seen before the first step: the worker count
+  f.announce(8e6, 2);
+  EXPECT_EQ(k.int_value(), 80'000);
+  const step_counters two{2, 6e6, 2e3, 4e6, 5e6};
+  f.step(two, 8e6, 2);  // the step ends; it was planned with the old grain
+  EXPECT_EQ(k.int_value(), 80'000);
+  EXPECT_EQ(decisions_on(k.name(), from).size(), 1u);
+  // Without the announcement setting, only the step's end moves the knob.
+  grain::knob& k2 =
+      grain::knobs().define_int("test.ag.noannounce", 10, 10'000'000, 8'000'000, "nx");
+  engine e2;
+  start_policy(e2, k2.name(), "start_trigger = false");
+  feed f2(e2);
+  f2.workers = 2;
+  f2.snapshot({});
+  f2.announce(8e6, 2);
+  EXPECT_EQ(k2.int_value(), 8'000'000);
+  f2.step(two, 8e6, 2);
+  EXPECT_EQ(k2.int_value(), 80'000);
 }
 
 TEST(AdaptiveGrain, EfficientFeedHoldsAndSettles) {
