@@ -61,12 +61,16 @@ TEST_P(CompletionWord, FuturesDroppedWhileTasksCompleteFreeEachStateOnce) {
   // The future's release races with the task's publish-and-release: exactly one of them must
   // find the count at its end and free the block (the teardown counts the blocks).
   std::atomic<long> ran{0};
+  std::atomic<long> paused{0};
   for (long i = 0; i < 50'000; ++i) {
     auto f = grain::async([i, &ran] {
       ran.fetch_add(1, std::memory_order_relaxed);
       return spin(i);
     });
-    if (i % 3 == 0) std::this_thread::yield();
+    // Every third round the creator pauses about as long as a task runs, so that completions
+    // land before, during and after the drops. A busy pause: std::this_thread::yield() hands
+    // the core to the OS, which on a loaded machine took milliseconds a call (minutes a test).
+    if (i % 3 == 0) paused.store(spin(i), std::memory_order_relaxed);
   }  // each future dropped at once
   const auto limit = std::chrono::steady_clock::now() + 20s;
   while (ran.load() < 50'000 && std::chrono::steady_clock::now() < limit)
