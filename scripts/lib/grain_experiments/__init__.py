@@ -16,6 +16,8 @@ The modules, one concept each:
   provenance  commit, machine shape, load, date, command line
   results     the out/ folder (--out), CSV files, run summaries, tables written into docs
   figures     one style for every figure: title, axis names, spread, provenance footer
+  source_peers  peers compiled from a source tree the user names (scripts/bench's libfork,
+                Taskflow)
   interference  another process on the machine: a busy loop over a window of a run
 """
 
