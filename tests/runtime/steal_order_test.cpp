@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/optional_deps.hpp"
 #include "common/scoped_env.hpp"
 #include "common/spin.hpp"
 #include "grain/async.hpp"
@@ -59,6 +60,7 @@ TEST(StealOrder, TheKnobTakesEveryModeByItsNumber) {
 }
 
 TEST(StealOrder, OffStealsNothing) {
+  GRAIN_SKIP_WITHOUT_HWLOC("a machine of two NUMA domains (HWLOC_SYNTHETIC)");
   auto rt = two_numa_domains();
   grain::knobs().at("scheduler.steal").set(0, "test");
   steals_in_bursts(*rt, 5);
@@ -67,12 +69,14 @@ TEST(StealOrder, OffStealsNothing) {
 }
 
 TEST(StealOrder, NearFirstStealsAcrossDomains) {
+  GRAIN_SKIP_WITHOUT_HWLOC("a machine of two NUMA domains (HWLOC_SYNTHETIC)");
   auto rt = two_numa_domains();
   grain::knobs().at("scheduler.steal").set(1, "test");
   EXPECT_GT(steals_in_bursts(*rt, 50), 0u) << "near-first falls back to far workers";
 }
 
 TEST(StealOrder, NearOnlyStaysInItsDomain) {
+  GRAIN_SKIP_WITHOUT_HWLOC("a machine of two NUMA domains (HWLOC_SYNTHETIC)");
   auto rt = two_numa_domains();
   grain::knobs().at("scheduler.steal").set(2, "test");
   steals_in_bursts(*rt, 5);

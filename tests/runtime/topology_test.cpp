@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/optional_deps.hpp"
 #include "common/scoped_env.hpp"
 #include "grain/topology.hpp"
 
@@ -186,6 +187,7 @@ TEST(TopologyLoad, NoCoreLevelMakesEveryPuItsOwnCore) {
 }
 
 TEST(TopologyLoad, XmlKeepsOsIndices) {
+  GRAIN_SKIP_WITHOUT_HWLOC("an XML topology");
   const std::string path = write_uneven_xml();
   auto t = topology::from_xml(path);
   std::remove(path.c_str());
@@ -203,6 +205,7 @@ TEST(TopologyLoad, XmlKeepsOsIndices) {
 }
 
 TEST(TopologyLoad, HonoursHwlocSyntheticEnvironment) {
+  GRAIN_SKIP_WITHOUT_HWLOC("HWLOC_SYNTHETIC");
   scoped_env no_xml("HWLOC_XMLFILE", nullptr);
   scoped_env env("HWLOC_SYNTHETIC", "pack:2 numa:1 core:3 pu:2");
   auto t = topology::load();
@@ -212,6 +215,7 @@ TEST(TopologyLoad, HonoursHwlocSyntheticEnvironment) {
 }
 
 TEST(TopologyLoad, HonoursHwlocXmlfileEnvironment) {
+  GRAIN_SKIP_WITHOUT_HWLOC("HWLOC_XMLFILE");
   const std::string path = write_uneven_xml();
   {
     scoped_env no_synthetic("HWLOC_SYNTHETIC", nullptr);
@@ -428,6 +432,7 @@ TEST(TopologyPlace, MtpPaperFigure5) {
 }
 
 TEST(TopologyPlace, UnevenDomainsFromXml) {
+  GRAIN_SKIP_WITHOUT_HWLOC("an XML topology");
   const std::string path = write_uneven_xml();
   auto t = topology::from_xml(path);
   std::remove(path.c_str());
