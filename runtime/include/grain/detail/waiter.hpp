@@ -124,6 +124,13 @@ struct waiter_queue {
       head = w;
     tail = w;
   }
+  // A waiter that was woken and lost the race for the resource goes back to the head (it has
+  // waited longest: grain::mutex).
+  void push_front(waiter* w) noexcept {
+    w->next = head;
+    head = w;
+    if (!tail) tail = w;
+  }
   waiter* pop() noexcept {
     waiter* w = head;
     if (w) {

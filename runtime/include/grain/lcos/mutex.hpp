@@ -1,7 +1,16 @@
 #pragma once
 // grain::mutex: a lock whose waiters suspend their user thread (or block their OS thread).
-// FIFO hand-over: unlock passes ownership to the oldest waiter, so no waiter starves.
 // Works with std::lock_guard, std::unique_lock, std::scoped_lock and std::lock.
+//
+// The protocol (runtime/src/mutex.cpp; docs/design/locks.md) is that of a futex-based mutex
+// with Go's starvation mode: an unlock frees the lock and wakes one waiter, which competes for
+// it again with everyone else (a running task that asks takes it at once: the lock is never
+// handed to a task that still has to be resumed while runnable ones wait); a locker spins
+// briefly before it suspends; a waiter passed over for more than a millisecond switches the
+// lock to FIFO hand-over until the queue is served, so no waiter starves.
+#include <atomic>
+#include <cstdint>
+
 #include "grain/detail/waiter.hpp"
 
 namespace grain {
@@ -13,44 +22,41 @@ class mutex {
   mutex& operator=(const mutex&) = delete;
 
   void lock() {
-    lk_.lock();
-    if (!locked_) {
-      locked_ = true;
-      lk_.unlock();
-      return;
-    }
-    // Still holding lk_: the node is queued and lk_ released only once we are off the CPU,
-    // so an unlock in between cannot miss us. On return we own the mutex.
-    struct enqueue {
-      mutex* m;
-      bool operator()(detail::waiter* w) noexcept {
-        m->q_.push(w);
-        m->lk_.unlock();
-        return true;
-      }
-    } e{this};
-    detail::park(e);
+    std::uint32_t s = 0;
+    if (!state_.compare_exchange_weak(s, locked, std::memory_order_acquire,
+                                      std::memory_order_relaxed))
+      lock_slow();
   }
 
   bool try_lock() noexcept {
-    lk_.lock();
-    bool ok = !locked_;
-    locked_ = true;
-    lk_.unlock();
-    return ok;
+    std::uint32_t s = state_.load(std::memory_order_relaxed);
+    while (!(s & locked))
+      if (state_.compare_exchange_weak(s, s | locked, std::memory_order_acquire,
+                                       std::memory_order_relaxed))
+        return true;
+    return false;
   }
 
   void unlock() noexcept {
-    lk_.lock();
-    detail::waiter* w = q_.pop();
-    if (!w) locked_ = false;
-    lk_.unlock();
-    if (w) w->notify();  // ownership passes to w
+    std::uint32_t s = locked;
+    if (!state_.compare_exchange_strong(s, 0, std::memory_order_release, std::memory_order_relaxed))
+      unlock_slow();
   }
 
+  // The bits of state_ (mutex.cpp).
+  static constexpr std::uint32_t locked = 1;    // owned
+  static constexpr std::uint32_t waiters = 2;   // q_ is not empty
+  static constexpr std::uint32_t woken = 4;     // a waiter was woken and will try again
+  static constexpr std::uint32_t starving = 8;  // unlock hands the lock to q_'s head
+
  private:
-  detail::spinlock lk_;
-  bool locked_ = false;
+  struct enqueue;
+  void lock_slow();
+  void unlock_slow() noexcept;
+
+  std::atomic<std::uint32_t> state_{0};
+  std::atomic<detail::waiter*> handoff_{nullptr};  // the waiter an unlock handed the lock to
+  detail::spinlock lk_;                            // guards q_
   detail::waiter_queue q_;
 };
 
