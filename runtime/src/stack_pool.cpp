@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -18,6 +19,30 @@ namespace grain::detail {
 namespace {
 
 constexpr std::size_t stacks_per_slab = 64;
+
+// Linux 6.13's guard regions: page-table markers that fault on access without a mapping of
+// their own (glibc 2.36's headers do not name them yet).
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+
+// Whether stacks get guard regions in the page tables: this kernel installs them (probed once,
+// on a mapping of two pages) and GRAIN_STACK_GUARDS is not "mprotect" (the older scheme, for
+// kernels before 6.13: kept testable on newer ones).
+bool page_table_guards() {
+  static const bool yes = [] {
+    if (const char* e = std::getenv("GRAIN_STACK_GUARDS"); e && std::string(e) == "mprotect")
+      return false;
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    void* p = ::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return false;
+    const bool ok = ::madvise(p, page, MADV_GUARD_INSTALL) == 0;
+    ::munmap(p, 2 * page);
+    return ok;
+  }();
+  return yes;
+}
 
 std::size_t read_max_map_count() {
   std::ifstream f("/proc/sys/vm/max_map_count");
@@ -76,7 +101,7 @@ stack_pool::~stack_pool() {
 
 stack stack_pool::allocate() {
   std::lock_guard lock(mutex_);
-  if (all_guarded_.size() < guard_budget_) {
+  if (!page_table_guards() && all_guarded_.size() < guard_budget_) {
     char* m = map_or_throw(guard_bytes + size_);
     if (::mprotect(m, guard_bytes, PROT_NONE) != 0) {
       ::munmap(m, guard_bytes + size_);
@@ -88,7 +113,7 @@ stack stack_pool::allocate() {
     return s;
   }
   if (free_slab_.empty()) {
-    if (slabs_.empty())
+    if (slabs_.empty() && !page_table_guards())
       spdlog::debug(
           "grain: {} user-thread stacks with permanent guards (a quarter of vm.max_map_count={}); "
           "further stacks come from slabs and are guarded while they run",
@@ -104,6 +129,12 @@ stack stack_pool::allocate() {
   }
   stack s = free_slab_.back();
   free_slab_.pop_back();
+  // A permanent guard in the page tables, once per stack: no mapping of its own, and no
+  // mprotect when a worker switches to the stack or away from it.
+  if (page_table_guards() && ::madvise(s.guard, s.guard_size, MADV_GUARD_INSTALL) == 0) {
+    s.switched_guard = false;
+    s.guard_on = true;
+  }
   return s;
 }
 

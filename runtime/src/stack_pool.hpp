@@ -3,15 +3,15 @@
 //
 // Each stack has a guard region below it, large enough that a big frame cannot jump over it
 // (a 4 KiB page is skipped by any frame over 4 KiB; 40 KB frames are ordinary in std::async
-// code). A guard costs a memory mapping of its own, and Linux allows vm.max_map_count (65,530
-// by default) per process. So:
-//   - up to a budget (a quarter of max_map_count) a stack gets a permanent guard: two mappings,
-//     no further cost;
-//   - beyond it stacks come from slabs of 64 (one mapping per slab) whose guard regions are
-//     ordinary memory, and a slab stack's guard is protected only while a worker runs on it
-//     (protected when it is switched to, opened again when it is switched away from). Only a
-//     running stack can overflow, so every stack that runs is guarded, and the mappings this
-//     takes are bounded by the number of workers, not by the number of suspended tasks.
+// code). Where the kernel has guard regions (Linux 6.13's MADV_GUARD_INSTALL: markers in the
+// page tables) every stack comes from a slab of 64 (one mapping a slab) with a permanent guard.
+// Elsewhere (or with GRAIN_STACK_GUARDS=mprotect) a guard costs a mapping of its own, and Linux
+// allows vm.max_map_count (65,530 by default) per process. So up to a budget (a quarter of it)
+//     a stack gets a permanent mprotect guard: two mappings, no further cost; beyond it slab
+//     stacks' guard regions are ordinary memory, protected only while a worker runs on the
+//     stack (protected when it is switched to, opened when it is switched away from: two
+//     mprotect calls a switch). Only a running stack can overflow, so every stack that runs
+//     is guarded, and the mappings this takes are bounded by the number of workers.
 // Stacks are reserved with MAP_NORESERVE: a page costs memory only once it is touched.
 #include <cstddef>
 #include <cstdint>
