@@ -20,11 +20,11 @@ namespace grain {
 
 namespace {
 
-// Tries before suspending: each a load and a PAUSE (~40 ns on recent Intel cores, less on
-// AMD's), a few microseconds in all: longer than most critical sections, far shorter than a
-// preempted owner's wait for its core. With 32 tries, tasks that gave up too early suspended
-// by the thousand on a 2-core machine beside a busy process (grain-bench-locks --busy=1).
-constexpr unsigned spin_tries = 128;
+// PAUSEs before suspending (~40 ns each on recent Intel cores, less on AMD's), a few
+// microseconds in all: longer than most critical sections, far shorter than a preempted
+// owner's wait for its core. With 32, tasks that gave up too early suspended by the thousand
+// on a 2-core machine beside a busy process (grain-bench-locks --busy=1).
+constexpr unsigned spin_pauses = 128;
 // Go's threshold: a waiter passed over for longer asks for hand-over.
 constexpr std::uint64_t starve_ns = 1'000'000;
 
@@ -73,7 +73,9 @@ void mutex::lock_slow() {
   std::uint64_t since = 0;  // when this locker first suspended
   bool was_woken = false;
   for (;;) {
-    for (unsigned i = 0; i < spin_tries; ++i) {
+    // Looks at the lock after 1, 2, 4, ... 16 pauses: a spinner that polled every pause took
+    // the lock's cache line from a running owner at each of its acquisitions.
+    for (unsigned spent = 0, delay = 1; spent < spin_pauses;) {
       std::uint32_t s = state_.load(std::memory_order_relaxed);
       if (s & starving) break;  // the lock goes to the queue's head: no use spinning
       if (!(s & locked)) {
@@ -82,7 +84,9 @@ void mutex::lock_slow() {
           return;
         continue;
       }
-      detail::cpu_relax();
+      for (unsigned k = 0; k < delay; ++k) detail::cpu_relax();
+      spent += delay;
+      if (delay < 16) delay *= 2;
     }
     const std::uint64_t now = now_ns();
     if (since == 0) since = now;
