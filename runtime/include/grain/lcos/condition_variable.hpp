@@ -1,8 +1,10 @@
 #pragma once
 // grain::condition_variable (with std::unique_lock<grain::mutex>) and condition_variable_any
 // (any BasicLockable). Waiting suspends the user thread.
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <mutex>
 
 #include "grain/detail/waiter.hpp"
@@ -18,15 +20,21 @@ class condition_variable_any {
   condition_variable_any(const condition_variable_any&) = delete;
   condition_variable_any& operator=(const condition_variable_any&) = delete;
 
+  // Nobody waiting costs one load, as with std's: a waiter is counted before it releases the
+  // user's lock, and whoever changed the condition under that lock sees the count.
   void notify_one() noexcept {
+    if (waiting_.load(std::memory_order_acquire) == 0) return;
     lk_.lock();
     detail::waiter* w = q_.pop();
+    if (w) waiting_.fetch_sub(1, std::memory_order_relaxed);
     lk_.unlock();
     if (w) w->notify();
   }
   void notify_all() noexcept {
+    if (waiting_.load(std::memory_order_acquire) == 0) return;
     lk_.lock();
     detail::waiter* w = q_.take_all();
+    waiting_.store(0, std::memory_order_relaxed);
     lk_.unlock();
     detail::notify_all(w);
   }
@@ -77,6 +85,7 @@ class condition_variable_any {
     bool operator()(detail::waiter* w) noexcept {
       cv->lk_.lock();
       cv->q_.push(w);
+      cv->waiting_.fetch_add(1, std::memory_order_release);
       lock->unlock();
       cv->lk_.unlock();
       return true;
@@ -87,12 +96,14 @@ class condition_variable_any {
     bool operator()(detail::waiter* w) noexcept {
       cv->lk_.lock();
       bool removed = cv->q_.remove(w);
+      if (removed) cv->waiting_.fetch_sub(1, std::memory_order_relaxed);
       cv->lk_.unlock();
       return removed;
     }
   };
   detail::spinlock lk_;
   detail::waiter_queue q_;
+  std::atomic<std::size_t> waiting_{0};  // q_'s length, read without lk_ by notifiers
 };
 
 class condition_variable : public condition_variable_any {
