@@ -151,9 +151,9 @@ bool idle_wait(worker* w, task_base*& t, fiber*& f) {
     }
     // With background work, the queues are looked at every other round and the network
     // every round: an idle worker's look at its queues (~375 instructions, three priorities
-    // and the steals) cost as much as the network's test, and halved how often a lone
-    // message is seen. The rounds that look are the odd ones: the first round after one that
-    // moved something (which sets round to 0, then the loop's ++) looks at once, for the task
+    // and the steals) costs most of what a progress round does (~530), and a lone message
+    // waits half a round on average. The rounds that look are the odd ones: the first after one
+    // that moved something (which sets round to 0, then the loop's ++) looks at once, for the task
     // a message may have brought; round 0 follows worker_loop's own look.
     const bool polling = p.background_count.load(std::memory_order_relaxed) != 0;
     if ((!polling || (round & 1) != 0) && find_work(w, t, f)) {
