@@ -1,5 +1,6 @@
 // grain-bench-locks: contended grain::mutex and grain::condition_variable against std::mutex and
-// std::condition_variable in std::thread code of the same shape (docs/benchmarks.md, "Locks").
+// std::condition_variable in std::thread code of the same shape (docs/benchmarks.md, "Contended
+// locks").
 //   mutex  every acquisition runs a critical section of --work steps on one shared lock:
 //          grain-tasks   --ops tasks, each taking the lock once (the shape of a ported program
 //                        that spawns one task per item), spawned by one task

@@ -1,4 +1,4 @@
-// grain-bench-park: many suspended tasks at once (docs/benchmarks.md, "Suspended tasks").
+// grain-bench-park: many suspended tasks at once (docs/benchmarks.md, "Many suspended tasks").
 // --tasks tasks each suspend on one shared grain::latch (--wait=latch) or on a future of their
 // own (--wait=future); when all of them wait, the latch opens (or every promise is set) and
 // the tasks finish. Every suspended task holds a user-thread stack until it resumes, so the
