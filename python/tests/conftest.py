@@ -39,10 +39,12 @@ def reader_of_this_build(monkeypatch):
 
 @pytest.fixture(scope="session")
 def one_rank(tmp_path_factory):
-    """grain-stencil on one rank with adaptive_grain.lua: trace, summary.json, counter CSV."""
+    """grain-stencil on one rank with adaptive_grain.lua: trace, summary.json, counter CSV. 60
+    steps give the policy several sample intervals to decide in: 30 (16 ms) sometimes ended
+    without a decision."""
     base = tmp_path_factory.mktemp("one")
     d = base / "trace"  # must not exist: grain creates it
-    out = run([binary("grain-stencil"), "--points=400000", "--nx=1000", "--nt=30",
+    out = run([binary("grain-stencil"), "--points=400000", "--nx=1000", "--nt=60",
                "--grain:threads=2", "--grain:policy=" + POLICY, "--grain:trace=%s" % d,
                "--grain:summary=%s/summary.json" % base,
                "--grain:trace-counters=/threads{locality#0/total}/idle-rate",
