@@ -73,7 +73,15 @@ TEST_F(ParallelAdaptive, AutoChunkGrowsWhenIterationsGetCheaper) {
   const std::uint64_t cheap = max_chunk(a, 10'000, 0);
   EXPECT_LE(expensive, 200u);
   EXPECT_GT(cheap, 4 * expensive);
+#if GRAIN_ASAN
+  // The share is reached below 40 ns per timed iteration (200 us / 4,950); ASan's checks and
+  // one interrupt in the 100 timed iterations (about 1 us) can cross that in all three calls
+  // (once in a full ASan run here): the chunk must still be capped by the share and near it.
+  EXPECT_LE(cheap, 4'950u);
+  EXPECT_GE(cheap, 4'950u / 2);
+#else
   EXPECT_EQ(cheap, 4'950u);
+#endif
   // Under 100 iterations nothing is timed: one even share per worker (HPX's fallback).
   EXPECT_EQ(chunk_for(a, 99, 0), 50u);
   // A longer target gives longer chunks for the same iterations.
