@@ -3,7 +3,7 @@
 // a task (the loop, an inline run, an adaptive call run inline) reports it there, after the
 // task's callable returned and its result was published. The hook is chained in on the first
 // action registered by a task and stays: until then no task pays for it, afterwards every
-// task's end pays a call and one relaxed load while no action waits.
+// task's end pays a call and one relaxed load unless an action waits in its GUID's bucket.
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -52,16 +52,22 @@ thread_local thread_actions tls_actions;
 
 std::mutex g_mutex;
 std::unordered_map<std::uint64_t, action_list> g_by_task;  // by task GUID, under g_mutex
-std::atomic<std::size_t> g_pending{0};                     // actions in g_by_task
+// Actions in g_by_task by GUID bucket: a task's end takes g_mutex only when its bucket holds
+// some, so tasks that registered nothing never meet on the lock while others' actions wait.
+constexpr std::size_t buckets = 1024;
+std::atomic<std::uint32_t> g_pending[buckets];
+std::atomic<std::uint32_t>& pending_of(std::uint64_t guid) noexcept {
+  return g_pending[guid % buckets];
+}
 
 void on_phase_end(unsigned worker, const task_info& t, bool terminated, std::uint64_t ts);
 constinit hook_chain g_chain{runtime_hooks{.phase_end = &on_phase_end}};
 
 void on_phase_end(unsigned worker, const task_info& t, bool terminated, std::uint64_t ts) {
   if (auto prev = g_chain.prev(&runtime_hooks::phase_end)) prev(worker, t, terminated, ts);
-  // The task that registered read g_pending's increment itself before it could end, and a
+  // The task that registered read its bucket's increment itself before it could end, and a
   // task resumed elsewhere carries what it wrote: a relaxed load is enough.
-  if (!terminated || g_pending.load(std::memory_order_relaxed) == 0) return;
+  if (!terminated || pending_of(t.guid).load(std::memory_order_relaxed) == 0) return;
   exit_action* actions = nullptr;
   {
     std::lock_guard lk(g_mutex);
@@ -69,9 +75,9 @@ void on_phase_end(unsigned worker, const task_info& t, bool terminated, std::uin
     if (it == g_by_task.end()) return;
     actions = it->second.head;
     g_by_task.erase(it);
-    std::size_t n = 0;
+    std::uint32_t n = 0;
     for (exit_action* a = actions; a; a = a->next) ++n;
-    g_pending.fetch_sub(n, std::memory_order_relaxed);
+    pending_of(t.guid).fetch_sub(n, std::memory_order_relaxed);
   }
   run_all(actions);
 }
@@ -88,14 +94,16 @@ void at_thread_exit(exit_action* a) noexcept {
     g_chain.install();  // a no-op once installed
     std::lock_guard lk(g_mutex);
     g_by_task[task].push(a);
-    g_pending.fetch_add(1, std::memory_order_relaxed);
+    pending_of(task).fetch_add(1, std::memory_order_relaxed);
   } catch (...) {
     a->run();  // no memory to remember it: the result is delivered early rather than never
   }
 }
 
 std::size_t task_exit_actions_pending() noexcept {
-  return g_pending.load(std::memory_order_relaxed);
+  std::size_t n = 0;
+  for (const auto& b : g_pending) n += b.load(std::memory_order_relaxed);
+  return n;
 }
 
 }  // namespace grain::detail
