@@ -8,11 +8,20 @@
 
 #include <mpi.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
 #include <climits>
+#include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "grain/clock.hpp"
 
 namespace grain::distributed {
 
@@ -85,31 +94,87 @@ class mpi_trace_group final : public instrumentation::trace_group {
           "MPI_Scatterv");
   }
 
-  // Cristian's method: each rank asks rank 0 for its time several times and keeps the answer
-  // of the shortest round trip, taken as arriving half-way through it.
+  // On one host every process reads the same CLOCK_MONOTONIC, so each rank states its clock
+  // against it (one bracketed reading, no message: tens of ns) and the offset to rank 0 is
+  // the difference of the two. Only ranks on another host measure round trips (Cristian's
+  // method: the answer of the shortest of ten, taken as arriving half-way through it), whose
+  // error reaches half a round trip: milliseconds on a loaded machine, more than the
+  // latency of the messages the trace pairs up.
   instrumentation::clock_offset measure_clock_offset(std::uint64_t (*now)()) override {
-    constexpr int rounds = 10;
-    constexpr int ask = 1, answer = 2;
+    const same_host_reading mine = read_against_monotonic(now);
+    same_host_reading root = mine;
     std::lock_guard lk(network_);
-    instrumentation::clock_offset best;
+    check(MPI_Bcast(&root, sizeof root, MPI_BYTE, 0, comm_), "MPI_Bcast (clock)");
+    int same = mine.host == root.host && mine.host[0] != '\0';
+    std::vector<int> same_as_root(rank_ == 0 ? size_ : 0);
+    check(MPI_Gather(&same, 1, MPI_INT, same_as_root.data(), 1, MPI_INT, 0, comm_),
+          "MPI_Gather (clock)");
     if (rank_ == 0) {
       for (unsigned r = 1; r < size_; ++r)
-        for (int k = 0; k < rounds; ++k) {
-          std::uint64_t t = 0;
-          check(MPI_Recv(&t, 1, MPI_UINT64_T, static_cast<int>(r), ask, comm_, MPI_STATUS_IGNORE),
-                "MPI_Recv (clock)");
-          t = now();
-          check(MPI_Send(&t, 1, MPI_UINT64_T, static_cast<int>(r), answer, comm_),
-                "MPI_Send (clock)");
-        }
-      return best;
+        if (!same_as_root[r]) answer_round_trips(r, now);
+      return {};
     }
+    if (same) return {root.ahead_ns - mine.ahead_ns, root.uncertainty_ns + mine.uncertainty_ns};
+    return ask_round_trips(now);
+  }
+
+ private:
+  static constexpr int clock_rounds = 10, clock_ask = 1, clock_answer = 2;
+
+  // How far now() is ahead of CLOCK_MONOTONIC, and which host (kernel boot) that clock is.
+  struct same_host_reading {
+    std::array<char, 128> host{};  // boot id and host name
+    std::int64_t ahead_ns = 0;
+    double uncertainty_ns = 0;
+  };
+
+  static same_host_reading read_against_monotonic(std::uint64_t (*now)()) {
+    same_host_reading r;
+    std::string id;
+    if (std::ifstream boot("/proc/sys/kernel/random/boot_id"); boot) std::getline(boot, id);
+    char name[64] = {};
+    // GRAIN_CLOCK_SYNC=round-trip: measure by round trips on one host too (to compare the
+    // two methods on one machine).
+    const char* sync = std::getenv("GRAIN_CLOCK_SYNC");
+    const bool round_trips = sync && std::string_view(sync) == "round-trip";
+    if (!round_trips && !id.empty() && gethostname(name, sizeof name - 1) == 0) {
+      id += ' ';
+      id += name;
+      id.copy(r.host.data(), std::min(id.size(), r.host.size() - 1));
+    }
+    std::uint64_t narrowest = std::numeric_limits<std::uint64_t>::max();
+    for (int k = 0; k < clock_rounds; ++k) {
+      const std::uint64_t before = grain::detail::monotonic_ns(), t = now(),
+                          after = grain::detail::monotonic_ns();
+      if (after - before < narrowest) {
+        narrowest = after - before;
+        r.ahead_ns =
+            static_cast<std::int64_t>(t) - static_cast<std::int64_t>(before + (after - before) / 2);
+        r.uncertainty_ns = static_cast<double>(after - before) / 2;
+      }
+    }
+    return r;
+  }
+
+  void answer_round_trips(unsigned r, std::uint64_t (*now)()) {
+    for (int k = 0; k < clock_rounds; ++k) {
+      std::uint64_t t = 0;
+      check(MPI_Recv(&t, 1, MPI_UINT64_T, static_cast<int>(r), clock_ask, comm_, MPI_STATUS_IGNORE),
+            "MPI_Recv (clock)");
+      t = now();
+      check(MPI_Send(&t, 1, MPI_UINT64_T, static_cast<int>(r), clock_answer, comm_),
+            "MPI_Send (clock)");
+    }
+  }
+
+  instrumentation::clock_offset ask_round_trips(std::uint64_t (*now)()) {
+    instrumentation::clock_offset best;
     std::uint64_t best_rtt = std::numeric_limits<std::uint64_t>::max();
-    for (int k = 0; k < rounds; ++k) {
+    for (int k = 0; k < clock_rounds; ++k) {
       const std::uint64_t t1 = now();
       std::uint64_t t_root = 0;
-      check(MPI_Send(&t1, 1, MPI_UINT64_T, 0, ask, comm_), "MPI_Send (clock)");
-      check(MPI_Recv(&t_root, 1, MPI_UINT64_T, 0, answer, comm_, MPI_STATUS_IGNORE),
+      check(MPI_Send(&t1, 1, MPI_UINT64_T, 0, clock_ask, comm_), "MPI_Send (clock)");
+      check(MPI_Recv(&t_root, 1, MPI_UINT64_T, 0, clock_answer, comm_, MPI_STATUS_IGNORE),
             "MPI_Recv (clock)");
       const std::uint64_t t2 = now();
       if (t2 - t1 < best_rtt) {
@@ -122,7 +187,6 @@ class mpi_trace_group final : public instrumentation::trace_group {
     return best;
   }
 
- private:
   void layout(const std::size_t* counts, std::vector<int>& n, std::vector<int>& at) const {
     std::size_t offset = 0;
     for (unsigned r = 0; r < size_; ++r) {

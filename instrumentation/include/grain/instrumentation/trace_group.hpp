@@ -12,7 +12,8 @@ namespace grain::instrumentation {
 struct clock_offset {
   // Add to this process's grain::now_ns() to get the root's (rank 0's) clock.
   std::int64_t offset_ns = 0;
-  // Half the round trip of the best sample: how far the offset can be off.
+  // How far the offset can be off: half the best round trip between hosts, the width of the
+  // two clock readings on one host.
   double uncertainty_ns = 0;
 };
 
@@ -32,8 +33,8 @@ class trace_group {
   // The root sends `counts[r]` bytes of `in` (one block after the other) to rank r.
   virtual void scatterv(const void* in, const std::size_t* counts, void* out, std::size_t bytes,
                         unsigned root) = 0;
-  // This member's clock against the root's, measured by round trips with now() on both
-  // sides. Collective; the root's own offset is 0.
+  // This member's clock against the root's (both read with now()): on the root's host through
+  // the clock they share, on another by round trips. Collective; the root's own offset is 0.
   virtual clock_offset measure_clock_offset(std::uint64_t (*now)()) = 0;
 };
 
