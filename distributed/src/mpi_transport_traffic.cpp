@@ -58,12 +58,14 @@ bool mpi_transport::send_reusing(std::uint32_t dest, message_tag tag, std::vecto
       in_flight_.size() >= max_in_flight)
     return false;
   MPI_Request request = MPI_REQUEST_NULL;
+  const std::uint64_t handed_at = instrumentation::trace_message_clock();
   int rc = MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, static_cast<int>(dest),
                      static_cast<int>(tag), comm_, &request);
   if (rc != MPI_SUCCESS)
     throw std::runtime_error("grain: MPI_Isend to rank " + std::to_string(dest) +
                              " failed: " + mpi_error(rc));
-  instrumentation::trace_message_sent(dest, static_cast<std::uint32_t>(tag), bytes.size(), parcels);
+  instrumentation::trace_message_sent(dest, static_cast<std::uint32_t>(tag), bytes.size(), parcels,
+                                      handed_at);
   int done = 0;
   rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
   if (rc != MPI_SUCCESS)
@@ -156,6 +158,7 @@ bool mpi_transport::start_sends() {
 
 void mpi_transport::start(outgoing& m) {
   const int dest = static_cast<int>(m.dest);
+  const std::uint64_t handed_at = instrumentation::trace_message_clock();
   int rc = MPI_SUCCESS;
   if (m.bytes.size() <= small_bytes) {
     rc = MPI_Isend(m.bytes.data(), static_cast<int>(m.bytes.size()), MPI_BYTE, dest,
@@ -173,7 +176,7 @@ void mpi_transport::start(outgoing& m) {
   // In the order MPI matches them (non-overtaking per destination on comm_, notices in
   // the messages' places): the trace pairs its send and receive records in that order.
   instrumentation::trace_message_sent(m.dest, static_cast<std::uint32_t>(m.tag), m.bytes.size(),
-                                      m.parcels);
+                                      m.parcels, handed_at);
 }
 
 // Oldest first, stopping at the first one still in flight: sends complete mostly in order,

@@ -18,15 +18,16 @@ std::atomic<trace_group*> g_group{nullptr};
 std::atomic<trace_detail::session_core*> g_sink{nullptr};
 std::mutex g_sink_mutex;
 
+// `at`: the event's time (0: now), no earlier than the location's last record.
 template <class Write>
-void record(Write&& write) noexcept {
+void record(std::uint64_t at, Write&& write) noexcept {
   if (!g_sink.load(std::memory_order_acquire)) return;
   std::lock_guard lk(g_sink_mutex);
   trace_detail::session_core* s = g_sink.load(std::memory_order_relaxed);
   if (!s) return;
   std::lock_guard al(s->aux_mutex);
   try {
-    write(*s, s->clamp_aux(now_ns()));
+    write(*s, s->clamp_aux(at ? at : now_ns()));
   } catch (...) {
     // A message that cannot be recorded is dropped; the network goes on.
   }
@@ -41,15 +42,19 @@ trace_group* current_trace_group() noexcept {
   return g_group.load(std::memory_order_acquire);
 }
 
+std::uint64_t trace_message_clock() noexcept {
+  return g_sink.load(std::memory_order_acquire) ? now_ns() : 0;
+}
+
 void trace_message_sent(unsigned dest, std::uint32_t tag, std::uint64_t bytes,
-                        std::uint32_t parcels) noexcept {
-  record([&](trace_detail::session_core& s, std::uint64_t ts) {
+                        std::uint32_t parcels, std::uint64_t handed_at_ns) noexcept {
+  record(handed_at_ns, [&](trace_detail::session_core& s, std::uint64_t ts) {
     s.be->message(s, trace_detail::message_record{true, dest, tag, bytes, parcels}, ts);
   });
 }
 
 void trace_message_received(unsigned source, std::uint32_t tag, std::uint64_t bytes) noexcept {
-  record([&](trace_detail::session_core& s, std::uint64_t ts) {
+  record(0, [&](trace_detail::session_core& s, std::uint64_t ts) {
     s.be->message(s, trace_detail::message_record{false, source, tag, bytes, 0}, ts);
   });
 }

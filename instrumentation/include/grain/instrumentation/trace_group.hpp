@@ -47,9 +47,13 @@ trace_group* current_trace_group() noexcept;
 // MpiSend/MpiRecv; viewers draw an arrow from send to receive). Call them in the order the
 // messages are handed to / matched by the network (under its lock): viewers pair sends and
 // receives in that order. `parcels`: how many parcels the message carries (coalescing).
-// Cost when no trace records: one atomic load.
+// `handed_at_ns`: the trace_message_clock() reading taken just before the message was handed
+// to the network: a small message can be received before the sender's call returns (the
+// sender preempted there for a time slice), and a send stamped after the call would show up
+// after its receive. Cost when no trace records: one atomic load.
+std::uint64_t trace_message_clock() noexcept;  // now_ns() while a trace records, else 0
 void trace_message_sent(unsigned dest, std::uint32_t tag, std::uint64_t bytes,
-                        std::uint32_t parcels) noexcept;
+                        std::uint32_t parcels, std::uint64_t handed_at_ns) noexcept;
 void trace_message_received(unsigned source, std::uint32_t tag, std::uint64_t bytes) noexcept;
 
 }  // namespace grain::instrumentation
