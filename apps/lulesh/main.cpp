@@ -95,10 +95,12 @@ locality_result run_locality() {
     partition.set(static_cast<double>(default_partition(*mine[0].d, grain::detail::loop_workers())),
                   "the default: 16 partitions per worker", "grain-lulesh");
   grain::collectives::barrier().get();  // the clocks start together, as the reference's
+  partition_schedule schedule(partition, default_partition(*mine[0].d, 1), mine.size());
   std::vector<grain::future<run_result>> runs;
   for (auto& m : mine)
-    runs.push_back(grain::async(
-        [&o, &m, &partition] { return run_grain(*m.d, o, *m.inject, partition, m.h.get()); }));
+    runs.push_back(grain::async([&o, &m, &schedule, first = &m == &mine.front()] {
+      return run_grain(*m.d, o, *m.inject, schedule, first, m.h.get());
+    }));
   locality_result out;
   std::exception_ptr error;
   for (auto& f : runs) {

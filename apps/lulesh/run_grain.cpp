@@ -27,6 +27,7 @@
 
 #include "grain/grain.hpp"
 #include "kernels.hpp"
+#include "partition_schedule.hpp"
 #include "partitioning.hpp"
 #include "report.hpp"
 #include "runners.hpp"
@@ -95,11 +96,13 @@ struct cycle_futures {
 
 class driver {
  public:
-  driver(domain& d, const options& o, injector& inject, grain::knob& knob, const halo* h)
+  driver(domain& d, const options& o, injector& inject, partition_schedule& schedule,
+         bool reports_steps, const halo* h)
       : d_(d),
         o_(o),
         inject_(inject),
-        knob_(knob),
+        schedule_(schedule),
+        reports_steps_(reports_steps),
         halo_(h && h->active() ? h : nullptr),
         critical_(critical_executor(o)) {}
 
@@ -116,7 +119,8 @@ class driver {
   domain& d_;
   const options& o_;
   injector& inject_;
-  grain::knob& knob_;
+  partition_schedule& schedule_;
+  const bool reports_steps_;  // raises the iteration event (one domain per locality does)
   const halo* halo_;
   // Where the material and clock tasks run (--priority): the constructor of a pool's executor
   // throws, naming the pools, when --grain:pools did not create "critical".
@@ -209,7 +213,8 @@ cycle_futures driver::submit(const partitioning& parts, const std::vector<done>&
       multi ? exchange_after(exchange::gradients, cycle, clock, kinematics) : done{};
   // Every domain of the locality contributes its partitions (they all have the same count:
   // with several domains the partition size stays fixed).
-  const grain::collective_args args{static_cast<std::uint32_t>(n * o_.domains_per_locality),
+  const auto domains = schedule_.domains();
+  const grain::collective_args args{static_cast<std::uint32_t>(n * domains),
                                     static_cast<std::int64_t>(generation)};
   grain::shared_future<dt_bounds> reduced;
   // The material tasks end the cycle and feed the reduction that the next cycle's nodes wait
@@ -242,24 +247,26 @@ cycle_futures driver::submit(const partitioning& parts, const std::vector<done>&
   const options* o = &o_;
   std::uint64_t* last_end = &last_end_ns_;
   const index_t chunk = parts.chunk();
+  const bool reports = reports_steps_;
   out.next = task_on(
       critical, "lulesh-clock",
-      [d, o, last_end, chunk, n](const clock_future& c, const grain::shared_future<dt_bounds>& b) {
+      [d, o, last_end, chunk, n, domains, reports](const clock_future& c,
+                                                   const grain::shared_future<dt_bounds>& b) {
         const clock_state s = c.get();
         const dt_bounds mesh = b.get();
         if (s.stop) return s;
-        // Cycle s.cycle has ended: the domain at the origin prints it; the iteration event
-        // (for the policies that re-partition) comes with one domain per locality, where the
-        // partition size may change; then the next cycle starts.
+        // Cycle s.cycle has ended: the domain at the origin prints it; one domain per
+        // locality raises the iteration event (for the policies that re-partition: its
+        // partitions are those of all the locality's domains); then the next cycle starts.
         const bool origin = d->col + d->row + d->plane == 0;
         if (o->progress && !o->quiet && origin)
           std::printf("cycle = %d, time = %e, dt=%e\n", s.cycle, s.time, s.dt);
         const std::uint64_t now = grain::now_ns();
-        if (o->domains_per_locality == 1)
+        if (reports)
           grain::event("iteration", {{"duration_ns", static_cast<double>(now - *last_end)},
                                      {"step", static_cast<double>(s.cycle)},
                                      {"nx", static_cast<double>(chunk)},
-                                     {"partitions", static_cast<double>(n)}});
+                                     {"partitions", static_cast<double>(n * domains)}});
         *last_end = now;
         return start_cycle(*d, *o, mesh);
       },
@@ -271,13 +278,8 @@ run_result driver::run() {
   run_result r;
   std::uint64_t generation =
       grain::collectives::next_generation(grain::detail::collective_kind::all_reduce);
-  auto chunk_now = [&] {
-    const auto k = knob_.int_value();
-    return static_cast<index_t>(k > 0 ? k : default_partition(d_, 1));
-  };
-  auto parts = std::make_unique<partitioning>(d_, chunk_now());
-  inject_.set_partitions(parts->count());
-  std::vector<done> previous(parts->count(), grain::make_ready_future().share());
+  std::unique_ptr<partitioning> parts;
+  std::vector<done> previous;
   const auto t0 = std::chrono::steady_clock::now();
   last_end_ns_ = grain::now_ns();
   clock_future clock = grain::make_ready_future(start_cycle(d_, o_, dt_bounds{})).share();
@@ -286,9 +288,10 @@ run_result driver::run() {
   std::exception_ptr error;
   for (;;) {
     // A new partition size applies between cycles, once the cycle in flight has ended.
-    if (o_.domains_per_locality == 1 && chunk_now() != parts->chunk()) {
+    const index_t chunk = schedule_.for_cycle(cycle);
+    if (!parts || chunk != parts->chunk()) {
       for (auto& f : previous) f.wait();
-      parts = std::make_unique<partitioning>(d_, chunk_now());
+      parts = std::make_unique<partitioning>(d_, chunk);
       inject_.set_partitions(parts->count());
       previous.assign(parts->count(), grain::make_ready_future().share());
     }
@@ -323,9 +326,9 @@ run_result driver::run() {
 
 }  // namespace
 
-run_result run_grain(domain& d, const options& o, injector& inject, grain::knob& partition,
-                     const halo* h) {
-  return driver(d, o, inject, partition, h).run();
+run_result run_grain(domain& d, const options& o, injector& inject, partition_schedule& schedule,
+                     bool reports_steps, const halo* h) {
+  return driver(d, o, inject, schedule, reports_steps, h).run();
 }
 
 }  // namespace lulesh

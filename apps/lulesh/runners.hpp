@@ -8,10 +8,7 @@
 #include "halo.hpp"
 #include "injection.hpp"
 #include "options.hpp"
-
-namespace grain {
-class knob;
-}
+#include "partition_schedule.hpp"
 
 namespace lulesh {
 
@@ -27,9 +24,11 @@ struct run_result {
 run_result run_loops(domain& d, const options& o, injector& inject);
 
 // --variant=grain: the step as a dataflow of partition tasks (run_grain.cpp). Call it from a
-// grain task. The partition size is the knob, read before every step. `h`: the neighbour
-// domains on other localities (null or inactive: none).
-run_result run_grain(domain& d, const options& o, injector& inject, grain::knob& partition,
-                     const halo* h);
+// grain task, one per domain of the locality. The partition size comes from `schedule`
+// (the knob, read once per cycle for all the locality's domains); `reports_steps`: this domain
+// raises the iteration event. `h`: the neighbour domains on other localities (null or
+// inactive: none).
+run_result run_grain(domain& d, const options& o, injector& inject, partition_schedule& schedule,
+                     bool reports_steps, const halo* h);
 
 }  // namespace lulesh

@@ -163,26 +163,41 @@ TEST_F(Lulesh, LocalitiesMustMakeACube) {
 }
 #endif
 
-// adaptive_grain.lua on the knob lulesh.partition, from one element per task (a thousand
-// tasks per phase on -s 10): it coarsens, the domain is re-partitioned between cycles, and the
-// answer stays the reference's.
-TEST_F(Lulesh, AdaptiveGrainPolicyFromAFineStart) {
+// adaptive_grain.lua on the knob lulesh.partition from one element per task, traced: the
+// domains are re-partitioned between cycles, and the answer stays the reference's.
+report run_adaptive_grain(const std::string& args) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("grain-lulesh-policy-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto settings = dir / "settings.lua";
   std::ofstream(settings) << "ADAPTIVE_GRAIN = { knob = \"lulesh.partition\" }\n";
-  const report r =
-      run("-s 10 --grain:threads=2 --partition=1 --grain:policy=" + settings.string() +
-          " --grain:policy=" + GRAIN_SOURCE_DIR +
-          "/policies-lua/adaptive_grain.lua --grain:trace=" + (dir / "trace").string());
-  expect_reference(r, s10_iterations, s10_energy);
-  // The how-line names the partition size the run ended with.
-  const auto at = r.output.find(", partition ");
-  ASSERT_NE(at, std::string::npos) << r.output;
-  EXPECT_GT(std::strtol(r.output.c_str() + at + 12, nullptr, 10), 1) << r.output;
+  report r = run(args + " --grain:threads=2 --partition=1 --grain:policy=" + settings.string() +
+                 " --grain:policy=" + GRAIN_SOURCE_DIR +
+                 "/policies-lua/adaptive_grain.lua --grain:trace=" + (dir / "trace").string());
   EXPECT_TRUE(std::filesystem::exists(dir / "trace" / "traces.otf2")) << r.output;
   std::filesystem::remove_all(dir);
+  return r;
+}
+
+// The partition size the run ended with (its how-line names it).
+long final_partition(const report& r) {
+  const auto at = r.output.find(", partition ");
+  return at == std::string::npos ? 0 : std::strtol(r.output.c_str() + at + 12, nullptr, 10);
+}
+
+// A thousand tasks per phase on -s 10: the policy coarsens.
+TEST_F(Lulesh, AdaptiveGrainPolicyFromAFineStart) {
+  const report r = run_adaptive_grain("-s 10");
+  expect_reference(r, s10_iterations, s10_energy);
+  EXPECT_GT(final_partition(r), 1) << r.output;
+}
+
+// Eight domains on one locality re-partition together: the first domain to plan a cycle
+// reads the knob for all of them (their partitions meet in one reduction per cycle).
+TEST_F(Lulesh, AdaptiveGrainPolicyWithSeveralDomainsPerLocality) {
+  const report r = run_adaptive_grain("-s 5 --domains-per-locality=8");
+  expect_reference(r, s10_iterations, s10_energy);
+  EXPECT_GT(final_partition(r), 1) << r.output;
 }
 
 }  // namespace
