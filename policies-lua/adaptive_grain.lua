@@ -55,7 +55,8 @@
 -- seen (the first move, with one grain: b = fixed_share * t_d when coarsening; else, and when
 -- the fit fails, b = 0), it
 --   * coarsens while t_d < max(lambda * t_m, min_task_ns) / hysteresis, to the grain where
---     t_d = t*;
+--     t_d = t* (after a move that max_factor cut short: while t_d < the bound itself, so that
+--     the search does not stop just short of its target);
 --   * refines while the starvation share is above `starvation_high` (in `confirm` snapshot
 --     windows in a row, or one whole step), or while a step has fewer than
 --     `partitions_per_worker` partitions per worker (`parts_field`), to the grain where
@@ -292,6 +293,9 @@ function M.start(given)
     if st.last_dir ~= 0 and dir ~= st.last_dir then
       st.cap = math.max(1, math.sqrt(st.cap))   -- changed direction: smaller steps from now
     end
+    -- A move the cap cut short has not reached its target: the next window judges without
+    -- hysteresis, so that it does not stop in the band just short of the target.
+    local short = factor > st.cap
     factor = math.min(factor, st.cap)
     if factor < cfg.min_factor then
       settle(string.format("next step x%.2f is below min_factor %.2f (%s)", factor,
@@ -313,6 +317,7 @@ function M.start(given)
     local ratio = target / x >= 1 and target / x or x / target
     if set(x, target, string.format("%s x%.1f", why, ratio)) then
       st.last_dir, st.last_from, st.last_factor = dir, from, factor
+      st.short = short
     else
       settle(string.format("%s is at its limit %s (%s)", cfg.knob, tostring(x), why))
     end
@@ -360,7 +365,8 @@ function M.start(given)
     local few = st.parts and workers and st.parts < cfg.partitions_per_worker * workers
     -- Coarsen only well below the bound (`hysteresis`), aim well above it (`aim`): a grain
     -- near the bound is in the flat region already, and a re-partition costs several steps.
-    if not few and m.t_d * cfg.hysteresis < floor then
+    local hysteresis = st.short and 1 or cfg.hysteresis
+    if not few and m.t_d * hysteresis < floor then
       -- The first move, from a single grain, assumes that `fixed_share` of t_d will not grow
       -- with it: short tasks are mostly per-task cost, and landing too coarse by a small
       -- factor costs far less than a second re-partition. The second grain gives the fit.
@@ -368,9 +374,10 @@ function M.start(given)
       -- the grain) falls back to b = 0, the cautious side.
       local a, b, fitted = fit(x, m, st.moves == 0 and cfg.fixed_share or 0)
       local factor = math.max(cfg.min_factor, (cfg.aim * floor - b) / a / x)
-      local rule = m.t_d * cfg.hysteresis < cfg.lambda * t_m
-                   and string.format("t_d < %g t_m", cfg.lambda / cfg.hysteresis)
-                   or string.format("t_d < %s", fmt_time(cfg.min_task_ns / cfg.hysteresis))
+      local rule = m.t_d * hysteresis < cfg.lambda * t_m
+                   and string.format("t_d < %g t_m", cfg.lambda / hysteresis)
+                   or string.format("t_d < %s", fmt_time(cfg.min_task_ns / hysteresis))
+      if st.short then rule = rule .. " (the last move was capped short of its target)" end
       return 1, factor, string.format("%s: coarsen (%s t_d = %.3g ns * %s + %s; %s)", rule,
                                       fitted and "fit" or "guess", a, cfg.knob, fmt_time(b),
                                       detail), detail
