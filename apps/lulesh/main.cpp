@@ -97,9 +97,10 @@ locality_result run_locality() {
   grain::collectives::barrier().get();  // the clocks start together, as the reference's
   partition_schedule schedule(partition, default_partition(*mine[0].d, 1), mine.size());
   std::vector<grain::future<run_result>> runs;
+  runs.reserve(mine.size());
   for (auto& m : mine)
-    runs.push_back(grain::async([&o, &m, &schedule, first = &m == &mine.front()] {
-      return run_grain(*m.d, o, *m.inject, schedule, first, m.h.get());
+    runs.push_back(grain::async([&m, &schedule, first = &m == &mine.front()] {
+      return run_grain(*m.d, g_options, *m.inject, schedule, first, m.h.get());
     }));
   locality_result out;
   std::exception_ptr error;
