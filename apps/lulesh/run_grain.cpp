@@ -212,7 +212,7 @@ cycle_futures driver::submit(const partitioning& parts, const std::vector<done>&
   const done ghosts =
       multi ? exchange_after(exchange::gradients, cycle, clock, kinematics) : done{};
   // Every domain of the locality contributes its partitions (they all have the same count:
-  // with several domains the partition size stays fixed).
+  // the schedule gives every domain the same partition size for a cycle).
   const auto domains = schedule_.domains();
   const grain::collective_args args{static_cast<std::uint32_t>(n * domains),
                                     static_cast<std::int64_t>(generation)};
