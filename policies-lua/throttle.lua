@@ -18,7 +18,9 @@
 --          grows with starvation as tasks become too coarse or too few). Like APEX's
 --          throttling policy, it removes one worker while the pool is idle above `high` and
 --          gives it back when idleness falls below `low`; the band between the two and the
---          `patience` periods in a row keep it from oscillating.
+--          `patience` periods in a row keep it from oscillating. A period in which no task
+--          ended does not count towards removing one: the pool was unused (its workers
+--          sleep, nothing to free) or one task ran through it.
 --
 -- Settings (M.defaults below), from a global THROTTLE table set by a policy loaded before
 -- this one, or from require("throttle").start{ high = 0.6, ... }; e.g.
@@ -64,7 +66,15 @@ function M.start(given)
     local idle = math.max(0, dfunc - dexec - dpre) / (dfunc - dpre)
     if didle then idle = math.min(idle, math.max(0, didle - dpre) / (dfunc - dpre)) end
 
-    if idle > cfg.high then
+    if idle > cfg.high and dexec == 0 then
+      -- No task ended: the pool was not used at all (the program ran serial code outside
+      -- tasks), and its idle workers sleep, so a smaller pool would free nothing; it would
+      -- only start the next parallel phase short of workers (grain-uts-splitmix's set-up:
+      -- 300 ms, then the search ran on one worker until three periods brought the other
+      -- back). (A task that runs through the whole period also ends none; neither case is a
+      -- reason to shrink.)
+      idle_runs, busy_runs = 0, 0
+    elseif idle > cfg.high then
       idle_runs, busy_runs = idle_runs + 1, 0
     elseif idle < cfg.low then
       busy_runs, idle_runs = busy_runs + 1, 0
