@@ -160,6 +160,21 @@ TEST(RuntimePolicy, ThrottleShrinksIdlePoolAndGrowsUnderLoad) {
   rt.stop();
 }
 
+// A pool nobody uses (the program runs serial code outside tasks) keeps its workers: they
+// sleep, so a smaller pool would free nothing and only start the next parallel phase short.
+TEST(RuntimePolicy, ThrottleKeepsAPoolThatRunsNoTask) {
+  std::string cfg =
+      write_policy("throttle_unused.lua",
+                   "THROTTLE = { period_ms = 20, patience = 2, high = 0.5, low = 0.2 }\n");
+  grain::runtime rt(args({"--grain:policy=" + cfg,
+                          "--grain:policy=" GRAIN_SOURCE_DIR "/policies-lua/throttle.lua"}),
+                    false);
+  grain::knob& w = grain::knobs().at("pool.default.workers");
+  std::this_thread::sleep_for(400ms);  // 20 periods without a task
+  EXPECT_EQ(w.value(), 2) << "throttle shrank a pool that ran no task";
+  rt.stop();
+}
+
 // A running component (a task polling a knob at its decision point) sees a policy's change
 // within one sample interval of the snapshot that triggered it.
 TEST(RuntimePolicy, ComponentSeesKnobChangeWithinOneSampleInterval) {
