@@ -30,11 +30,11 @@
 #include <vector>
 
 #include "common/app_args.hpp"
+#include "common/bench_common.hpp"
 #include "grain/grain.hpp"
 
 namespace {
 
-using clk = std::chrono::steady_clock;
 namespace args = bench::args;
 
 const char* const usage_text =
@@ -88,9 +88,9 @@ struct shared_data {
 
 template <class Body>
 double timed(Body body) {
-  const auto t0 = clk::now();
+  const auto t0 = bench::steady::now();
   body();
-  return std::chrono::duration<double>(clk::now() - t0).count();
+  return bench::seconds_since(t0);
 }
 
 // --- mutex -------------------------------------------------------------------------------------

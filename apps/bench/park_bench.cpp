@@ -7,25 +7,23 @@
 // memory while all wait: the resident pages ("parked_rss_mb": those each parked stack touched)
 // and the page tables that map them ("parked_pte_mb", not part of the resident size).
 //   grain-bench-park [--tasks=100000] [--wait=latch|future] [--repeat=1] [--grain:...]
-#include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/app_args.hpp"
+#include "common/bench_common.hpp"
 #include "grain/grain.hpp"
 #include "grain/lcos/latch.hpp"
 
 namespace {
 
-using clk = std::chrono::steady_clock;
 namespace args = bench::args;
 
 const char* const usage_text =
@@ -56,10 +54,6 @@ options parse(int argc, char** argv) {
   return o;
 }
 
-double seconds_since(clk::time_point t0) {
-  return std::chrono::duration<double>(clk::now() - t0).count();
-}
-
 // Waits (on this non-worker thread) until `n` tasks have said they are about to wait.
 void until_arrived(const std::atomic<long>& arrived, long n) {
   while (arrived.load(std::memory_order_acquire) < n)
@@ -68,15 +62,7 @@ void until_arrived(const std::atomic<long>& arrived, long n) {
 
 // A line of /proc/self/status in MiB ("VmRSS", "VmPTE": the page tables), 0 when absent.
 double status_mb(const char* key) {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
-  if (!f) return 0;
-  char line[256];
-  double kb = 0;
-  const std::size_t n = std::strlen(key);
-  while (std::fgets(line, sizeof line, f))
-    if (std::strncmp(line, key, n) == 0 && line[n] == ':') kb = std::atof(line + n + 1);
-  std::fclose(f);
-  return kb / 1024.0;
+  return static_cast<double>(std::max(0L, bench::proc_status_kb(key))) / 1024.0;
 }
 
 struct result {
@@ -90,7 +76,7 @@ result run_latch(long n) {
   grain::latch open(1);
   std::atomic<long> arrived{0}, finished{0};
   grain::task_group g;
-  const auto t0 = clk::now();
+  const auto t0 = bench::steady::now();
   for (long i = 0; i < n; ++i)
     g.run([&] {
       arrived.fetch_add(1, std::memory_order_release);
@@ -98,13 +84,13 @@ result run_latch(long n) {
       finished.fetch_add(1, std::memory_order_relaxed);
     });
   until_arrived(arrived, n);
-  r.park_s = seconds_since(t0);
+  r.park_s = bench::seconds_since(t0);
   r.rss_mb = status_mb("VmRSS");
   r.pte_mb = status_mb("VmPTE");
-  const auto t1 = clk::now();
+  const auto t1 = bench::steady::now();
   open.count_down();
   g.wait();
-  r.finish_s = seconds_since(t1);
+  r.finish_s = bench::seconds_since(t1);
   r.finished = finished.load();
   return r;
 }
@@ -114,7 +100,7 @@ result run_future(long n) {
   std::vector<grain::promise<int>> promises(static_cast<std::size_t>(n));
   std::atomic<long> arrived{0}, finished{0};
   grain::task_group g;
-  const auto t0 = clk::now();
+  const auto t0 = bench::steady::now();
   for (long i = 0; i < n; ++i) {
     grain::future<int> f = promises[static_cast<std::size_t>(i)].get_future();
     g.run([&arrived, &finished, f = std::move(f)]() mutable {
@@ -123,21 +109,15 @@ result run_future(long n) {
     });
   }
   until_arrived(arrived, n);
-  r.park_s = seconds_since(t0);
+  r.park_s = bench::seconds_since(t0);
   r.rss_mb = status_mb("VmRSS");
   r.pte_mb = status_mb("VmPTE");
-  const auto t1 = clk::now();
+  const auto t1 = bench::steady::now();
   for (auto& p : promises) p.set_value(1);
   g.wait();
-  r.finish_s = seconds_since(t1);
+  r.finish_s = bench::seconds_since(t1);
   r.finished = finished.load();
   return r;
-}
-
-double peak_rss_mb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
 }
 
 }  // namespace
@@ -161,7 +141,7 @@ static int run_main(int argc, char** argv) {
         "\"finish_s\":%.4f,\"parked_rss_mb\":%.1f,\"parked_pte_mb\":%.1f,\"peak_rss_mb\":%.1f,"
         "\"finished\":%ld}\n",
         o.wait.c_str(), rt.num_workers(), o.tasks, r.park_s, r.finish_s, r.rss_mb, r.pte_mb,
-        peak_rss_mb(), r.finished);
+        static_cast<double>(bench::max_rss_kb()) / 1024.0, r.finished);
     std::fflush(stdout);
   }
   return ok ? 0 : 1;

@@ -245,17 +245,26 @@ inline double seconds_since(steady::time_point t0) {
   return std::chrono::duration<double>(steady::now() - t0).count();
 }
 
+// A "KEY:  N kB" line of /proc/self/status (VmRSS, VmHWM, VmPTE, ...) in KiB; -1 when absent.
+inline long proc_status_kb(const char* key) {
+  long kb = -1;
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    const std::size_t n = std::strlen(key);
+    while (std::fgets(line, sizeof line, f))
+      if (std::strncmp(line, key, n) == 0 && line[n] == ':') {
+        kb = std::atol(line + n + 1);
+        break;
+      }
+    std::fclose(f);
+  }
+  return kb;
+}
+
 // Peak resident memory of this process in KiB: VmHWM from /proc/self/status (getrusage's
 // ru_maxrss would include the parent's size at fork, which survives exec).
 inline long max_rss_kb() {
-  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
-    char line[256];
-    long kb = -1;
-    while (std::fgets(line, sizeof line, f))
-      if (std::sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
-    std::fclose(f);
-    if (kb >= 0) return kb;
-  }
+  if (const long kb = proc_status_kb("VmHWM"); kb >= 0) return kb;
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return ru.ru_maxrss;
