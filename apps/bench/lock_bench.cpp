@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "common/app_args.hpp"
+#include "common/app_main.hpp"
 #include "common/bench_common.hpp"
 #include "grain/grain.hpp"
 
@@ -277,7 +278,6 @@ void stop_busy(const std::vector<pid_t>& kids) {
 }  // namespace
 
 static int run_main(int argc, char** argv) {
-  if (args::help_requested(argc, argv, usage_text)) return 0;
   // The busy children are forked before the runtime starts: a fork copies one thread only.
   options o;
   std::vector<char*> own;  // the program's own arguments (grain's are read by the runtime)
@@ -325,9 +325,5 @@ static int run_main(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
-  try {
-    return run_main(argc, argv);
-  } catch (const std::exception& e) {
-    return grain::fatal_error("grain-bench-locks", e);
-  }
+  return bench::app_main(argc, argv, "grain-bench-locks", usage_text, run_main);
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/app_args.hpp"
+#include "common/app_main.hpp"
 #include "common/bench_common.hpp"
 #include "grain/grain.hpp"
 #include "grain/lcos/latch.hpp"
@@ -123,7 +124,6 @@ result run_future(long n) {
 }  // namespace
 
 static int run_main(int argc, char** argv) {
-  if (args::help_requested(argc, argv, usage_text)) return 0;
   grain::runtime rt(argc, argv);  // takes the --grain:* arguments out of argv
   options o;
   try {
@@ -148,9 +148,5 @@ static int run_main(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
-  try {
-    return run_main(argc, argv);
-  } catch (const std::exception& e) {
-    return grain::fatal_error("grain-bench-park", e);
-  }
+  return bench::app_main(argc, argv, "grain-bench-park", usage_text, run_main);
 }
