@@ -65,7 +65,9 @@ class chase_lev_deque {
     std::int64_t b = bottom_.load(std::memory_order_relaxed);
     std::int64_t t = top_.load(std::memory_order_acquire);
     array* a = array_.load(std::memory_order_relaxed);
-    if (GRAIN_UNLIKELY(b - t > a->capacity - 1)) a = grow(a, t, b);
+    // The full case finishes the push out of line: with no call on it, the common path needs
+    // no stack frame in its caller (every spawn).
+    if (GRAIN_UNLIKELY(b - t > a->capacity - 1)) return push_grown(v, a, t, b);
     a->put(b, v);
     std::atomic_thread_fence(std::memory_order_release);
     bottom_.store(b + 1, std::memory_order_relaxed);
@@ -155,6 +157,14 @@ class chase_lev_deque {
   bool empty() const noexcept { return size() == 0; }
 
  private:
+  GRAIN_NOINLINE bool push_grown(T v, array* a, std::int64_t t, std::int64_t b) {
+    a = grow(a, t, b);
+    a->put(b, v);
+    std::atomic_thread_fence(std::memory_order_release);
+    bottom_.store(b + 1, std::memory_order_relaxed);
+    return b <= t;
+  }
+
   array* grow(array* old, std::int64_t t, std::int64_t b) {
     auto bigger = std::make_unique<array>(old->capacity * 2);
     for (std::int64_t i = t; i < b; ++i) bigger->put(i, old->get(i));

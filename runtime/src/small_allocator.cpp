@@ -15,32 +15,29 @@ namespace grain::detail {
 namespace {
 
 constexpr std::size_t class_size[4] = {64, 128, 256, 512};
-constexpr std::size_t local_max = 4096;  // blocks kept per thread and class
-constexpr std::size_t batch = 256;       // blocks moved to/from the global list at once
+constexpr std::size_t local_max = small_local_max;
+constexpr std::size_t batch = 256;  // blocks moved to/from the global list at once
 
-struct block {
-  block* next;
-};
+using block = small_block;
 
-// A thread's free-block count. Only its thread changes it; atomic (relaxed loads and stores,
-// the code of a plain counter) so that small_blocks_in_use() may read it from another thread.
-struct local_count {
-  std::atomic<std::size_t> n{0};
-  std::size_t get() const noexcept { return n.load(std::memory_order_relaxed); }
-  void set(std::size_t v) noexcept { n.store(v, std::memory_order_relaxed); }
-  void add(std::size_t d) noexcept { set(get() + d); }
-  void sub(std::size_t d) noexcept { set(get() - d); }
-};
+std::size_t get(const std::atomic<std::size_t>& n) noexcept {
+  return n.load(std::memory_order_relaxed);
+}
+void set(std::atomic<std::size_t>& n, std::size_t v) noexcept {
+  n.store(v, std::memory_order_relaxed);
+}
 
 struct local_lists;
 
+}  // namespace
+
 // The thread's lists: a constant-initialised thread-local pointer, so the hot path is one
 // %fs-relative load with no TLS guard (a `static thread_local local_lists` behind a noinline
-// accessor cost ~12 instructions per call, two calls per task). Reading the thread's slot
-// directly is safe here because small_allocate and small_deallocate are out-of-line calls
-// that never suspend: a user thread that migrates between OS threads does so between calls,
-// and each call reads its current thread's slot afresh.
-thread_local local_lists* tl_lists = nullptr;
+// accessor cost ~12 instructions per call, two calls per task). The inline fast paths
+// (small_allocator.hpp) read it by its assembler name.
+thread_local small_free_lists* tl_lists asm("grain_detail_small_lists") = nullptr;
+
+namespace {
 
 // Global lists of batches, under a mutex: touched once per `batch` allocations at most. Also
 // the registry of the threads' lists and the blocks ever carved, for small_blocks_in_use().
@@ -56,9 +53,7 @@ global_lists& globals() {
   return *g;
 }
 
-struct local_lists {
-  block* head[4] = {};
-  local_count count[4];
+struct local_lists : small_free_lists {
   local_lists* prev = nullptr;  // the registry, under globals().m
   local_lists* next = nullptr;
 
@@ -79,7 +74,7 @@ struct local_lists {
         g.head[c] = b;
         ++g.count[c];
       }
-      count[c].set(0);
+      set(count[c], 0);
     }
     (prev ? prev->next : g.threads) = next;
     if (next) next->prev = prev;
@@ -93,14 +88,13 @@ GRAIN_NOINLINE local_lists& make_locals() {
   return l;
 }
 
-inline local_lists& locals() {
-  local_lists* l = tl_lists;
+local_lists& locals() {
+  auto* l = static_cast<local_lists*>(tl_lists);
   return GRAIN_LIKELY(l != nullptr) ? *l : make_locals();
 }
 
-// Both cold (once per `batch` or `local_max / 2` blocks) and out of line: inlined, their
-// register saves tripled the hot paths.
-GRAIN_NOINLINE void* refill(local_lists& l, unsigned c) {
+// Cold: once per `batch` or `local_max / 2` blocks.
+void* refill(local_lists& l, unsigned c) {
   {
     auto& g = globals();
     std::lock_guard lock(g.m);
@@ -110,7 +104,7 @@ GRAIN_NOINLINE void* refill(local_lists& l, unsigned c) {
       --g.count[c];
       b->next = l.head[c];
       l.head[c] = b;
-      l.count[c].add(1);
+      set(l.count[c], get(l.count[c]) + 1);
     }
   }
   if (!l.head[c]) {
@@ -122,22 +116,22 @@ GRAIN_NOINLINE void* refill(local_lists& l, unsigned c) {
       b->next = l.head[c];
       l.head[c] = b;
     }
-    l.count[c].add(n);
+    set(l.count[c], get(l.count[c]) + n);
     globals().carved.fetch_add(n, std::memory_order_relaxed);
   }
   block* b = l.head[c];
   l.head[c] = b->next;
-  l.count[c].sub(1);
+  set(l.count[c], get(l.count[c]) - 1);
   return b;
 }
 
-GRAIN_NOINLINE void spill(local_lists& l, unsigned c) {
+void spill(local_lists& l, unsigned c) {
   auto& g = globals();
   std::lock_guard lock(g.m);
   for (std::size_t i = 0; i < local_max / 2; ++i) {
     block* b = l.head[c];
     l.head[c] = b->next;
-    l.count[c].sub(1);
+    set(l.count[c], get(l.count[c]) - 1);
     b->next = g.head[c];
     g.head[c] = b;
     ++g.count[c];
@@ -146,25 +140,38 @@ GRAIN_NOINLINE void spill(local_lists& l, unsigned c) {
 
 }  // namespace
 
-void* small_allocate(unsigned c) {
+void* small_allocate_slow(unsigned c) {
   local_lists& l = locals();
   if (block* b = l.head[c]) {
     l.head[c] = b->next;
-    l.count[c].sub(1);
+    set(l.count[c], get(l.count[c]) - 1);
     return b;
   }
   return refill(l, c);
 }
 
-void small_deallocate(void* p, unsigned c) noexcept {
+void small_deallocate_slow(void* p, unsigned c) noexcept {
   local_lists& l = locals();
   auto* b = static_cast<block*>(p);
   b->next = l.head[c];
   l.head[c] = b;
-  const std::size_t n = l.count[c].get() + 1;
-  l.count[c].set(n);
+  const std::size_t n = get(l.count[c]) + 1;
+  set(l.count[c], n);
   if (n > local_max) spill(l, c);
 }
+
+void small_spill(unsigned c) noexcept {
+  spill(locals(), c);
+}
+
+#if !defined(__x86_64__)
+void* small_allocate(unsigned c) {
+  return small_allocate_slow(c);
+}
+void small_deallocate(void* p, unsigned c) noexcept {
+  small_deallocate_slow(p, c);
+}
+#endif
 
 std::int64_t small_blocks_in_use() noexcept {
   auto& g = globals();
@@ -173,7 +180,7 @@ std::int64_t small_blocks_in_use() noexcept {
   for (int c = 0; c < 4; ++c) {
     in_use -= static_cast<std::int64_t>(g.count[c]);
     for (local_lists* l = g.threads; l; l = l->next)
-      in_use -= static_cast<std::int64_t>(l->count[c].get());
+      in_use -= static_cast<std::int64_t>(get(l->count[c]));
   }
   return in_use;
 }

@@ -23,6 +23,22 @@ void make_ready_action(void*, fiber* from) {
 
 }  // namespace
 
+void spawn_from_general(worker* w, task_base* t) {
+  // --grain:critical=auto: a task without a pool goes where its kind was found to belong.
+  if (critical_tracking_on() && t->pool < 0)
+    t->pool = static_cast<std::int16_t>(critical_route(t->info.name));
+  if (w != nullptr && (t->pool < 0 || static_cast<unsigned>(t->pool) == w->home->index)) {
+#if GRAIN_TIMING
+    if ((++w->spawn_counter & staged_wait_sample_mask) == 0) t->created_ns = now_ns();
+#endif
+    push_own(w, t);
+    return;
+  }
+  scheduler* s = scheduler::instance();
+  if (!s) throw_no_runtime();
+  s->spawn_external(t);
+}
+
 void spawn(task_base* t) {
   spawn_from(current_worker(), t);
 }

@@ -29,36 +29,51 @@ inline void set_ids(worker* w, task_info& info) noexcept {
   info.parent_guid = 0;
 }
 
-inline void spawn_from(worker* w, task_base* t) {
-  // --grain:critical=auto: a task without a pool goes where its kind was found to belong.
-  if (GRAIN_UNLIKELY(critical_tracking_on()) && t->pool < 0)
-    t->pool = static_cast<std::int16_t>(critical_route(t->info.name));
-  if (GRAIN_LIKELY(w != nullptr) &&
-      (t->pool < 0 || static_cast<unsigned>(t->pool) == w->home->index)) {
-    t->pool = static_cast<std::int16_t>(w->home->index);
+// t onto w's own deque, w a worker of t's pool.
+inline void push_own(worker* w, task_base* t) {
+  t->pool = static_cast<std::int16_t>(w->home->index);
+  w->spawned.inc();  // before the push: a thief may finish it at once
+  // Only a push onto an empty deque wakes a sleeper. Anything older in the deque was there
+  // when every sleeper last looked (it would have taken it instead of sleeping) or was
+  // pushed by a spawn that checked, so a push onto it only adds to work someone was woken
+  // for (and a woken worker that finds more wakes the next: idle_wait). The fence and the
+  // sleeper check cost a locked instruction per spawn; skynet's, fib's and UTS's spawns go
+  // almost all onto non-empty deques. Nothing in this deque is stranded: its owner runs it,
+  // and a worker that stops taking work wakes a sleeper for it (worker_loop.cpp, deactivate).
+  if (w->staged[static_cast<int>(t->prio)].push(t)) notify_work(*w->home);
+}
+
+// spawn_from's other cases (no worker, another pool, routing by kind, a timed sample): spawn.cpp.
+void spawn_from_general(worker* w, task_base* t);
+
+// Queue t (w: the calling worker or nullptr). The common case — a worker of the task's pool,
+// no routing by kind, not the one spawn in 64 whose wait is timed — is written so that its
+// only call is the last one: the spawn needs no stack frame, which was a tenth of its
+// instructions.
+inline bool spawn_is_timed_sample(const worker* w) noexcept {
 #if GRAIN_TIMING
-    if ((++w->spawn_counter & staged_wait_sample_mask) == 0) t->created_ns = now_ns();
+  return ((w->spawn_counter + 1) & staged_wait_sample_mask) == 0;
+#else
+  (void)w;
+  return false;
 #endif
-    w->spawned.inc();  // before the push: a thief may finish it at once
-    // Only a push onto an empty deque wakes a sleeper. Anything older in the deque was there
-    // when every sleeper last looked (it would have taken it instead of sleeping) or was
-    // pushed by a spawn that checked, so a push onto it only adds to work someone was woken
-    // for (and a woken worker that finds more wakes the next: idle_wait). The fence and the
-    // sleeper check cost a locked instruction per spawn; skynet's, fib's and UTS's spawns go
-    // almost all onto non-empty deques. Nothing in this deque is stranded: its owner runs it,
-    // and a worker that stops taking work wakes a sleeper for it (worker_loop.cpp, deactivate).
-    if (w->staged[static_cast<int>(t->prio)].push(t)) notify_work(*w->home);
-    return;
-  }
-  scheduler* s = scheduler::instance();
-  if (!s) throw_no_runtime();
-  s->spawn_external(t);
+}
+
+inline void spawn_from(worker* w, task_base* t) {
+  if (GRAIN_UNLIKELY(w == nullptr || critical_tracking_on() ||
+                     (t->pool >= 0 && static_cast<unsigned>(t->pool) != w->home->index) ||
+                     spawn_is_timed_sample(w)))
+    return spawn_from_general(w, t);
+#if GRAIN_TIMING
+  ++w->spawn_counter;
+#endif
+  push_own(w, t);
 }
 
 // Runs t on this stack as a nested phase. Returns the worker it ends on (t may suspend and
 // this chain resume on another one), so the caller need not look it up again. t may be gone
 // when it returns: only its copied identity is used afterwards.
-inline worker* run_inline_on(worker* w, task_base* t, bool from_queue) {
+GRAIN_ALWAYS_INLINE worker* run_inline_on(worker* w, task_base* t, bool from_queue) {
   const task_info info = t->info;
   task_base* saved = w->current_task;
   w->current_task = t;

@@ -9,6 +9,11 @@
 
 namespace grain::detail {
 
+void wake_one_sleeper(pool& p) noexcept {
+  p.work_epoch.fetch_add(1, std::memory_order_release);
+  p.work_epoch.notify_one();
+}
+
 void inject_task(pool& p, task_base* t) {
   {
     std::lock_guard lock(p.inject_mutex);

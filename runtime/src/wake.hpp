@@ -8,13 +8,13 @@
 
 namespace grain::detail {
 
+void wake_one_sleeper(pool& p) noexcept;  // wake.cpp
+
 inline void notify_work(pool& p) noexcept {
   // Pairs with the sleeper's increment of `sleepers` before its last look at the queues.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (p.sleepers.load(std::memory_order_relaxed) > 0) {
-    p.work_epoch.fetch_add(1, std::memory_order_release);
-    p.work_epoch.notify_one();
-  }
+  // Out of line, so that a spawn's path has no call but this tail call.
+  if (p.sleepers.load(std::memory_order_relaxed) > 0) wake_one_sleeper(p);
 }
 
 void inject_task(pool& p, task_base* t);

@@ -17,9 +17,9 @@
 
 namespace grain::detail {
 
-namespace {
+thread_local worker* tls_worker asm("grain_detail_tls_worker") = nullptr;
 
-thread_local worker* tls_worker = nullptr;
+namespace {
 
 constexpr unsigned spin_rounds = 64;
 constexpr unsigned yield_rounds = 16;
@@ -259,12 +259,12 @@ void fiber_entry(bctx::transfer_t tr) {
   std::abort();  // unreachable
 }
 
+#if !defined(__x86_64__)
 GRAIN_NOINLINE worker* current_worker() noexcept {
-  // Not inlined: a user thread can resume on another OS thread, and a caller's cached
-  // thread-local address would then point at the old thread's slot.
   asm volatile("" ::: "memory");
   return tls_worker;
 }
+#endif
 
 void worker_loop() {
   for (;;) {
