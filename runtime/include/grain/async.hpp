@@ -110,6 +110,13 @@ void warn_serial_without_runtime() noexcept;
 template <class R, class F>
 future<R> launch_task(launch policy, const executor& ex, const char* name, F&& f) {
   using op_t = async_op<R, std::decay_t<F>>;
+  // The default policy with a runtime running: a task on this worker's deque, whatever the
+  // pool (what the general path below decides too, after a dozen more tests per call).
+  if (GRAIN_LIKELY(policy == launch::async && runtime_running())) {
+    op_t* op = op_t::create(std::forward<F>(f), ex, name, false, false);
+    spawn_new(op);
+    return future_access::adopt<R>(op);
+  }
   const bool adaptive = any(policy & launch::adaptive) &&
                         !any(policy & (launch::sync | launch::deferred)) && ex.pool < 0;
   if (adaptive && adaptive_in_inlined_call())  // implies a running runtime
