@@ -174,21 +174,11 @@ class scheduler {
 // pool_share.cpp: the worker's side of a move, at a point of its loop where it runs no task.
 void migrate(worker* w);
 
-// worker_loop.cpp: the worker this OS thread runs, or nullptr. A user thread can resume on
-// another OS thread, so a caller must not keep the address of the thread-local slot across a
-// call that may suspend, which the compiler is free to do with a plain thread_local access.
-// On x86-64 each call is one volatile %fs-relative load (initial-exec model; no call); the
-// memory clobber keeps it after any call before it. Elsewhere an out-of-line call does the same.
+// worker_loop.cpp: the worker this OS thread runs, or nullptr; read afresh at every call,
+// since user threads migrate between OS threads (config.hpp, GRAIN_FRESH_TLS_READER).
 extern thread_local worker* tls_worker asm("grain_detail_tls_worker");
-#if defined(__x86_64__)
-inline worker* current_worker() noexcept {
-  worker* w;
-  asm volatile("movq grain_detail_tls_worker@gottpoff(%%rip), %0\n\tmovq %%fs:(%0), %0"
-               : "=r"(w)
-               :
-               : "memory");
-  return w;
-}
+#if GRAIN_HAS_FRESH_TLS_READER
+GRAIN_FRESH_TLS_READER(current_worker, worker*, "grain_detail_tls_worker")
 #else
 worker* current_worker() noexcept;
 #endif

@@ -164,7 +164,7 @@ void small_spill(unsigned c) noexcept {
   spill(locals(), c);
 }
 
-#if !defined(__x86_64__)
+#if !GRAIN_HAS_FRESH_TLS_READER
 void* small_allocate(unsigned c) {
   return small_allocate_slow(c);
 }

@@ -259,7 +259,7 @@ void fiber_entry(bctx::transfer_t tr) {
   std::abort();  // unreachable
 }
 
-#if !defined(__x86_64__)
+#if !GRAIN_HAS_FRESH_TLS_READER
 GRAIN_NOINLINE worker* current_worker() noexcept {
   asm volatile("" ::: "memory");
   return tls_worker;

@@ -35,20 +35,11 @@ void* small_allocate_slow(unsigned size_class);
 void small_deallocate_slow(void* p, unsigned size_class) noexcept;
 void small_spill(unsigned size_class) noexcept;
 
-// The calling thread's lists, nullptr before its first use. A user thread can resume on
-// another OS thread, so the address of the thread-local slot must not be kept across a call
-// that may suspend, which the compiler may do with a plain thread_local access in inline
-// code: on x86-64 each call is one volatile %fs-relative load (initial-exec model); elsewhere
-// the fast paths below are not inline.
-#if defined(__x86_64__)
-inline small_free_lists* thread_small_lists() noexcept {
-  small_free_lists* l;
-  asm volatile("movq grain_detail_small_lists@gottpoff(%%rip), %0\n\tmovq %%fs:(%0), %0"
-               : "=r"(l)
-               :
-               : "memory");
-  return l;
-}
+// The calling thread's lists, nullptr before its first use; read afresh at every call, since
+// user threads migrate between OS threads (config.hpp, GRAIN_FRESH_TLS_READER). Without such
+// a reader the fast paths below are out of line.
+#if GRAIN_HAS_FRESH_TLS_READER
+GRAIN_FRESH_TLS_READER(thread_small_lists, small_free_lists*, "grain_detail_small_lists")
 
 // Inline: two calls per task, and the call cost as much as the list operation.
 inline void* small_allocate(unsigned c) {
