@@ -3,12 +3,15 @@
 // lock and releases without a read-modify-write, and a spawn wakes a sleeping worker only when
 // it finds its deque empty. Each test fails if the shortcut loses a value, a block, or work.
 #include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "grain/async.hpp"
+#include "grain/this_task.hpp"
 #include "grain/this_thread.hpp"
 #include "runtime_fixture.hpp"
 
@@ -183,6 +187,73 @@ TEST(SpawnWake, WorkQueuedBehindTheFirstSpawnReachesASleepingWorker) {
                     }).get();
   rt->stop();
   EXPECT_TRUE(both) << "a child stayed queued behind a worker that held its thread";
+}
+
+// The OS thread running the caller, read afresh: std::this_thread::get_id() is pthread_self(),
+// which glibc declares const, so the compiler may reuse one reading across a suspension that
+// moved the user thread — the very hazard the test below is about.
+long os_thread() {
+  return syscall(SYS_gettid);
+}
+
+TEST(ThreadSlots, AJoinResumedOnTheOtherWorkerReadsThatWorkersSlots) {
+  // The running worker and the allocator's lists are thread-local slots read afresh after any
+  // call that may suspend (docs/design/hot-path.md): a user thread can leave on one OS thread
+  // and come back on another. Here a child that its parent runs inline (get() finds it at the
+  // bottom of the deque) forks a task that holds its worker until the child runs again, so
+  // only the other worker can resume it: the child's code after the fork, the runtime's join
+  // around it (run_inline_on) and the parent after it then run on the other OS thread, and
+  // must see the other worker and make and free futures from that thread's lists. A stale
+  // read shows as a worker index that belongs to the other thread, or a lost block (the
+  // fixture's teardown), or a data race under ThreadSanitizer.
+  auto rt = grain::test::start_runtime({"--grain:threads=2"});
+  struct outcome {
+    int index_before, index_after, index_parent;
+    long thread_before, thread_after, thread_parent;  // kernel thread ids
+    long sum;
+  };
+  std::map<int, long> thread_of;  // worker index -> the OS thread it was read on
+  int moved = 0;
+  for (int attempt = 0; attempt < 40 && moved < 5; ++attempt) {
+    std::atomic<bool> resumed{false};
+    const outcome o = grain::async([&] {
+                        auto child = grain::async([&] {
+                          outcome c{};
+                          c.index_before = grain::this_task::worker_index();
+                          c.thread_before = os_thread();
+                          auto holder = grain::async(grain::launch::fork, [&] {
+                            const auto limit =
+                                std::chrono::steady_clock::now() + std::chrono::seconds(2);
+                            while (!resumed.load() && std::chrono::steady_clock::now() < limit)
+                              std::this_thread::yield();
+                          });
+                          resumed.store(true);
+                          c.index_after = grain::this_task::worker_index();
+                          c.thread_after = os_thread();
+                          for (long i = 0; i < 100; ++i)
+                            c.sum += grain::async([i] { return i; }).get();
+                          holder.get();
+                          return c;
+                        });
+                        outcome c = child.get();
+                        c.index_parent = grain::this_task::worker_index();
+                        c.thread_parent = os_thread();
+                        return c;
+                      }).get();
+    EXPECT_EQ(o.sum, 4950);
+    // Each worker runs on one OS thread: every reading of the index must name the thread that
+    // made it.
+    for (auto [index, thread] :
+         {std::pair{o.index_before, o.thread_before}, std::pair{o.index_after, o.thread_after},
+          std::pair{o.index_parent, o.thread_parent}}) {
+      ASSERT_GE(index, 0);
+      const auto [it, first] = thread_of.emplace(index, thread);
+      EXPECT_EQ(it->second, thread) << "worker " << index << " read on another OS thread";
+    }
+    if (o.thread_after != o.thread_before) ++moved;
+  }
+  rt->stop();
+  EXPECT_GT(moved, 0) << "the forked holder never made the other worker resume the child";
 }
 
 }  // namespace
