@@ -68,10 +68,7 @@ class chase_lev_deque {
     // The full case finishes the push out of line: with no call on it, the common path needs
     // no stack frame in its caller (every spawn).
     if (GRAIN_UNLIKELY(b - t > a->capacity - 1)) return push_grown(v, a, t, b);
-    a->put(b, v);
-    std::atomic_thread_fence(std::memory_order_release);
-    bottom_.store(b + 1, std::memory_order_relaxed);
-    return b <= t;
+    return publish(a, v, t, b);
   }
 
   // Owner only. nullptr when empty. Inline: it is half of every task's scheduling.
@@ -158,11 +155,14 @@ class chase_lev_deque {
 
  private:
   GRAIN_NOINLINE bool push_grown(T v, array* a, std::int64_t t, std::int64_t b) {
-    a = grow(a, t, b);
+    return publish(grow(a, t, b), v, t, b);
+  }
+  // The end of a push: the item, then the bottom that makes it visible to thieves.
+  GRAIN_ALWAYS_INLINE bool publish(array* a, T v, std::int64_t t, std::int64_t b) {
     a->put(b, v);
     std::atomic_thread_fence(std::memory_order_release);
     bottom_.store(b + 1, std::memory_order_relaxed);
-    return b <= t;
+    return b <= t;  // the deque looked empty before
   }
 
   array* grow(array* old, std::int64_t t, std::int64_t b) {

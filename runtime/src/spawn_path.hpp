@@ -46,10 +46,7 @@ inline void push_own(worker* w, task_base* t) {
 // spawn_from's other cases (no worker, another pool, routing by kind, a timed sample): spawn.cpp.
 void spawn_from_general(worker* w, task_base* t);
 
-// Queue t (w: the calling worker or nullptr). The common case — a worker of the task's pool,
-// no routing by kind, not the one spawn in 64 whose wait is timed — is written so that its
-// only call is the last one: the spawn needs no stack frame, which was a tenth of its
-// instructions.
+// The next spawn on w is the one in 64 whose wait until it starts is timed.
 inline bool spawn_is_timed_sample(const worker* w) noexcept {
 #if GRAIN_TIMING
   return ((w->spawn_counter + 1) & staged_wait_sample_mask) == 0;
@@ -59,6 +56,10 @@ inline bool spawn_is_timed_sample(const worker* w) noexcept {
 #endif
 }
 
+// Queue t (w: the calling worker or nullptr). The common case — a worker of the task's pool,
+// no routing by kind, not the one spawn in 64 whose wait is timed — is written so that its
+// only call is the last one: the spawn needs no stack frame, which was a tenth of its
+// instructions.
 inline void spawn_from(worker* w, task_base* t) {
   if (GRAIN_UNLIKELY(w == nullptr || critical_tracking_on() ||
                      (t->pool >= 0 && static_cast<unsigned>(t->pool) != w->home->index) ||
